@@ -1,0 +1,47 @@
+# The README's commands. Only python3 (3.11+), pip and make are assumed.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8001
+export PORT
+
+.PHONY: install install-dev run test lint typecheck pytest bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# The CPU build; an unpinned torch would pull a multi-GB CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	# Django 6.1 declares Python >= 3.12 but runs on 3.11, where the CPU torch wheel is.
+	$(PY) -m pip install --quiet --ignore-requires-python "django>=6.1,<6.2"
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+install-dev: $(VENV)/.installed-dev
+
+run: install
+	$(PY) manage.py serve --demo --port $(PORT)
+
+lint: install-dev
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+
+typecheck: install-dev
+	$(VENV)/bin/mypy mnemosyne mcp_server tests
+
+pytest: install-dev
+	$(VENV)/bin/pytest
+
+test: lint typecheck pytest
+
+bench: install-dev
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) .mnemosyne-test

@@ -1,0 +1,162 @@
+"""Browsing tools: list_libraries, list_collections, list_items, get_chunk."""
+
+from typing import Annotated
+
+from pydantic import Field
+
+from mcp_server.tools.registry import ToolSpec
+from mcp_server.tools.schemas import (
+    ChunkItem,
+    ChunkResult,
+    CollectionInfo,
+    CollectionList,
+    CollectionRef,
+    ItemInfo,
+    ItemList,
+    LibraryInfo,
+    LibraryList,
+    LibraryRef,
+)
+from mnemosyne.library import selectors
+from mnemosyne.library.models import Library
+
+
+def _library_info(library: Library) -> LibraryInfo:
+    return LibraryInfo(
+        uid=library.uid, name=library.name, library_type=library.library_type, description=library.description
+    )
+
+
+def list_libraries() -> LibraryList:
+    return LibraryList(libraries=[_library_info(library) for library in selectors.libraries()])
+
+
+def render_libraries(result: LibraryList) -> str:
+    if not result.libraries:
+        return "No libraries yet."
+    return "\n".join(f"[{lib.uid}] {lib.name} ({lib.library_type})" for lib in result.libraries)
+
+
+def list_collections(
+    library_uid: Annotated[
+        str | None, Field(description="Only collections of this library (uid from list_libraries).")
+    ] = None,
+) -> CollectionList:
+    return CollectionList(
+        collections=[
+            CollectionInfo(
+                uid=collection.uid,
+                name=collection.name,
+                description=collection.description,
+                library=LibraryRef(uid=collection.library.uid, name=collection.library.name),
+            )
+            for collection in selectors.collections(library_uid=library_uid)
+        ]
+    )
+
+
+def render_collections(result: CollectionList) -> str:
+    if not result.collections:
+        return "No collections."
+    return "\n".join(f"[{c.uid}] {c.library.name} / {c.name}" for c in result.collections)
+
+
+def list_items(
+    collection_uid: Annotated[
+        str | None, Field(description="Only items of this collection (uid from list_collections).")
+    ] = None,
+    library_uid: Annotated[
+        str | None, Field(description="Only items of this library (uid from list_libraries).")
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=1000, description="How many items to return, 1-1000.")] = 100,
+) -> ItemList:
+    queryset = selectors.items(collection_uid=collection_uid, library_uid=library_uid)
+    return ItemList(
+        items=[
+            ItemInfo(
+                uid=item.uid,
+                title=item.title,
+                item_type=item.item_type,
+                chunk_count=item.chunk_count,
+                embedding_status=item.embedding_status,
+                embedding_error=item.embedding_error,
+                collection=CollectionRef(uid=item.collection.uid, name=item.collection.name),
+            )
+            for item in queryset[:limit]
+        ],
+        total=queryset.count(),
+    )
+
+
+def render_items(result: ItemList) -> str:
+    if not result.items:
+        return "No items."
+    lines = [f"[{i.uid}] {i.title} ({i.item_type}, {i.chunk_count} chunks, {i.embedding_status})" for i in result.items]
+    if result.total > len(result.items):
+        lines.append(f"… {result.total - len(result.items)} more; raise limit or filter by collection.")
+    return "\n".join(lines)
+
+
+def get_chunk(
+    chunk_uid: Annotated[str, Field(description="The chunk's uid, as returned by search.")],
+) -> ChunkResult:
+    detail = selectors.chunk_detail(chunk_uid)
+    chunk = detail.chunk
+    return ChunkResult(
+        chunk_uid=chunk.uid,
+        text=detail.text,
+        ordinal=chunk.ordinal,
+        section=chunk.section_path,
+        page=chunk.page,
+        char_start=chunk.char_start,
+        char_end=chunk.char_end,
+        item=ChunkItem(
+            uid=chunk.item.uid, title=chunk.item.title, source=chunk.item.source, item_type=chunk.item.item_type
+        ),
+        collection=CollectionRef(uid=chunk.collection.uid, name=chunk.collection.name),
+        library=_library_info(chunk.library),
+        previous_chunk_uid=detail.previous_uid,
+        next_chunk_uid=detail.next_uid,
+    )
+
+
+def render_chunk(result: ChunkResult) -> str:
+    where = " › ".join(part for part in (result.item.title, result.section) if part)
+    page = f", page {result.page}" if result.page else ""
+    return f"[{result.chunk_uid}] {where}{page} — {result.item.source}\n\n{result.text}"
+
+
+LIST_LIBRARIES = ToolSpec(
+    fn=list_libraries,
+    name="list_libraries",
+    title="List libraries",
+    description="List every library (the top level of the document tree) with its uid, name, type and description.",
+    render=render_libraries,
+)
+LIST_COLLECTIONS = ToolSpec(
+    fn=list_collections,
+    name="list_collections",
+    title="List collections",
+    description="List collections, optionally only those of one library, each with its parent library.",
+    render=render_collections,
+)
+LIST_ITEMS = ToolSpec(
+    fn=list_items,
+    name="list_items",
+    title="List items",
+    description=(
+        "List ingested items (documents) with their chunk counts and ingestion status, "
+        "optionally only those of one collection or library."
+    ),
+    render=render_items,
+)
+GET_CHUNK = ToolSpec(
+    fn=get_chunk,
+    name="get_chunk",
+    title="Get a chunk",
+    description=(
+        "Fetch one chunk's full text and provenance (item title and source, collection, library, section, "
+        "page, offsets) plus the uids of its neighbouring chunks, to read around a search hit."
+    ),
+    render=render_chunk,
+)

@@ -1,0 +1,109 @@
+"""Structured results of the MCP tools (each tool's outputSchema)."""
+
+from pydantic import BaseModel, Field
+
+
+class LibraryRef(BaseModel):
+    uid: str
+    name: str
+
+
+class CollectionRef(BaseModel):
+    uid: str
+    name: str
+
+
+class ItemRef(BaseModel):
+    uid: str
+    title: str
+
+
+class LegScore(BaseModel):
+    rank: int = Field(description="1-based rank of the chunk in this leg.")
+    score: float = Field(description="The leg's own score (cosine similarity, or full-text rank).")
+
+
+class SearchHit(BaseModel):
+    chunk_uid: str
+    text_preview: str
+    score: float = Field(description="Fused score; higher is better.")
+    library: LibraryRef
+    collection: CollectionRef
+    item: ItemRef
+    section: str = Field(description="Heading path of the chunk, e.g. 'Design › Naming'; empty if none.")
+    page: int | None = Field(description="1-based page number, or null when the source has no pages.")
+    char_start: int = Field(description="Offset of the chunk's first character in the item's normalised text.")
+    char_end: int = Field(description="Offset just past the chunk's last character.")
+    legs: dict[str, LegScore] = Field(description="Rank and score of the chunk in each leg that found it.")
+
+
+class RerankInfo(BaseModel):
+    requested: bool
+    applied: bool
+    note: str
+
+
+class SearchResult(BaseModel):
+    results: list[SearchHit]
+    legs_run: list[str] = Field(description="Search legs that ran for this query.")
+    legs_not_run: dict[str, str] = Field(description="Requested legs that did not run, with the reason.")
+    rerank: RerankInfo
+
+
+class ChunkItem(BaseModel):
+    uid: str
+    title: str
+    source: str
+    item_type: str
+
+
+class LibraryInfo(BaseModel):
+    uid: str
+    name: str
+    library_type: str
+    description: str
+
+
+class ChunkResult(BaseModel):
+    chunk_uid: str
+    text: str = Field(description="The chunk's full text.")
+    ordinal: int = Field(description="0-based position of the chunk in its item.")
+    section: str
+    page: int | None
+    char_start: int
+    char_end: int
+    item: ChunkItem
+    collection: CollectionRef
+    library: LibraryInfo
+    previous_chunk_uid: str | None = Field(description="The chunk before this one in the item, if any.")
+    next_chunk_uid: str | None = Field(description="The chunk after this one in the item, if any.")
+
+
+class LibraryList(BaseModel):
+    libraries: list[LibraryInfo]
+
+
+class CollectionInfo(BaseModel):
+    uid: str
+    name: str
+    description: str
+    library: LibraryRef
+
+
+class CollectionList(BaseModel):
+    collections: list[CollectionInfo]
+
+
+class ItemInfo(BaseModel):
+    uid: str
+    title: str
+    item_type: str
+    chunk_count: int
+    embedding_status: str = Field(description="pending, processing, complete or failed.")
+    embedding_error: str = Field(description="Why ingestion failed; empty unless embedding_status is failed.")
+    collection: CollectionRef
+
+
+class ItemList(BaseModel):
+    items: list[ItemInfo]
+    total: int = Field(description="How many items match, including any beyond `limit`.")

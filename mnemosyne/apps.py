@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MnemosyneConfig(AppConfig):
+    name = "mnemosyne"
+    verbose_name = "Mnemosyne"

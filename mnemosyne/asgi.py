@@ -1,0 +1,118 @@
+"""The ASGI app (`uvicorn mnemosyne.asgi:app`): Starlette at the root, Django mounted for the admin.
+
+/mcp/          streamable HTTP (stateless: any worker answers any request)
+/mcp/sse/      legacy SSE (needs a single worker or sticky routing)
+/mcp/health    {"status": "ok"} after a database round trip, 503 otherwise
+/metrics       Prometheus
+everything else → Django (admin)
+
+Django's own ASGI handler refuses non-HTTP scopes (lifespan), hence Starlette at the root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator
+
+import mnemosyne  # noqa: F401  (Python 3.11 support for Django; must come first)
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemosyne.settings")
+
+from django.conf import settings  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_app = get_asgi_application()
+
+import anyio  # noqa: E402
+from asgiref.sync import sync_to_async  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.db import close_old_connections, connection  # noqa: E402
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp  # noqa: E402
+from mcp.server.transport_security import (  # noqa: E402
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    RequestBodyLimitMiddleware,
+    TransportSecuritySettings,
+)
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest  # noqa: E402
+from starlette.applications import Starlette  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import JSONResponse, Response  # noqa: E402
+from starlette.routing import Mount, Route  # noqa: E402
+from starlette.types import ASGIApp  # noqa: E402
+
+from mcp_server.auth import ToolCallAuthMiddleware  # noqa: E402
+from mcp_server.server import build_server  # noqa: E402
+from mnemosyne.ingestion.embedding import get_embedder  # noqa: E402
+
+logger = logging.getLogger(__name__)
+
+
+def _transport_security() -> TransportSecuritySettings:
+    # The SDK's DNS-rebinding protection: Host must be an allowed host, Origin (when sent) an allowed origin.
+    hosts = [f"{host}:*" for host in settings.ALLOWED_HOSTS] + list(settings.ALLOWED_HOSTS)
+    origins = [f"http://{host}:*" for host in settings.ALLOWED_HOSTS] + [
+        f"https://{host}" for host in settings.ALLOWED_HOSTS
+    ]
+    if "*" in settings.ALLOWED_HOSTS:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
+
+
+def _ping_database() -> None:
+    close_old_connections()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    finally:
+        close_old_connections()
+
+
+async def health(request: Request) -> Response:
+    try:
+        await sync_to_async(_ping_database, thread_sensitive=False)()
+    except Exception:
+        logger.exception("health check: database unreachable")
+        return JSONResponse({"status": "unavailable", "reason": "database unreachable"}, status_code=503)
+    return JSONResponse({"status": "ok"})
+
+
+async def metrics(request: Request) -> Response:
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+def _guarded(app: ASGIApp) -> ASGIApp:
+    return RequestBodyLimitMiddleware(ToolCallAuthMiddleware(app), DEFAULT_MAX_REQUEST_BODY_SIZE)
+
+
+def build_app() -> Starlette:
+    mcp = build_server()
+    security = _transport_security()
+    # Creates the session manager; we route to it ourselves so /mcp and /mcp/ both work.
+    mcp.streamable_http_app(stateless_http=True, transport_security=security)
+    streamable = _guarded(StreamableHTTPASGIApp(mcp.session_manager))
+    sse = _guarded(mcp.sse_app(sse_path="/", message_path="/messages/", transport_security=security))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # Load the embedding model before accepting requests, so the first search is not the slow one.
+        await anyio.to_thread.run_sync(get_embedder)
+        async with mcp.session_manager.run():
+            yield
+
+    admin: ASGIApp = ASGIStaticFilesHandler(django_app) if settings.DEBUG else django_app
+    return Starlette(
+        routes=[
+            Route("/mcp/health", health, methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
+            Mount("/mcp/sse", app=sse),
+            Route("/mcp", endpoint=streamable),
+            Route("/mcp/", endpoint=streamable),
+            Mount("/", app=admin),
+        ],
+        lifespan=lifespan,
+    )
+
+
+app = build_app()

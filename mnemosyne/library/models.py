@@ -1,0 +1,129 @@
+"""Libraries → collections → items → chunks."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+from mnemosyne import uids
+
+EMBEDDING_DIMENSIONS = 384
+TEXT_PREVIEW_CHARS = 500
+
+
+class LibraryType(models.TextChoices):
+    GENERAL = "general", "General"
+    DOCUMENTATION = "documentation", "Documentation"
+    RESEARCH = "research", "Research papers"
+    BOOKS = "books", "Books"
+    LEGAL = "legal", "Legal"
+    NOTES = "notes", "Notes"
+    CODE = "code", "Code"
+
+
+class EmbeddingStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    PROCESSING = "processing", "Processing"
+    COMPLETE = "complete", "Complete"
+    FAILED = "failed", "Failed"
+
+
+class Library(models.Model):
+    uid = models.CharField(max_length=32, unique=True, default=uids.new_library_uid, editable=False)
+    name = models.CharField(max_length=200, unique=True)
+    library_type = models.CharField(max_length=32, choices=LibraryType.choices, default=LibraryType.GENERAL)
+    description = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "libraries"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Collection(models.Model):
+    uid = models.CharField(max_length=32, unique=True, default=uids.new_collection_uid, editable=False)
+    library = models.ForeignKey(Library, on_delete=models.CASCADE, related_name="collections")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["library__name", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["library", "name"], name="collection_name_unique_in_library"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.library.name} / {self.name}"
+
+
+class Item(models.Model):
+    uid = models.CharField(max_length=32, unique=True, default=uids.new_item_uid, editable=False)
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="items")
+    title = models.CharField(max_length=500)
+    item_type = models.CharField(max_length=32)
+    # Where the item came from: a path relative to the ingest root, or a URL.
+    source = models.CharField(max_length=2000)
+    content_hash = models.CharField(max_length=64, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    embedding_status = models.CharField(
+        max_length=16, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING
+    )
+    embedding_error = models.TextField(blank=True, default="")
+    chunk_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["title"]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "source"], name="item_source_unique_in_collection"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Chunk(models.Model):
+    uid = models.CharField(max_length=32, unique=True, default=uids.new_chunk_uid, editable=False)
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="chunks")
+    # Denormalised from the item so filters need no join inside the search legs.
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+")
+    library = models.ForeignKey(Library, on_delete=models.CASCADE, related_name="+")
+    ordinal = models.PositiveIntegerField()
+    text_preview = models.CharField(max_length=TEXT_PREVIEW_CHARS)
+    search_vector = SearchVectorField(null=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
+    section_path = models.CharField(max_length=1000, blank=True, default="")
+    page = models.PositiveIntegerField(null=True, blank=True)
+    char_start = models.PositiveIntegerField()
+    char_end = models.PositiveIntegerField()
+    token_count = models.PositiveIntegerField(default=0)
+    # Key of the full text in the ChunkStore.
+    storage_key = models.CharField(max_length=300)
+
+    class Meta:
+        ordering = ["item_id", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "ordinal"], name="chunk_ordinal_unique_in_item"),
+        ]
+        indexes = [
+            GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
+            HnswIndex(
+                name="chunk_embedding_hnsw_cosine",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item.title} #{self.ordinal}"

@@ -1,0 +1,89 @@
+"""python manage.py serve [--demo] [--host H] [--port P] [--workers N]
+
+Migrates, and with --demo ingests the project's docs/ into a demo library,
+creates a development token and prints a Claude Desktop config, then serves
+the ASGI app with uvicorn until interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import uvicorn
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+
+from mcp_server.models import MCPToken
+from mcp_server.services import create_token, revoke_token
+from mcp_server.users import ensure_token_owner
+from mnemosyne.ingestion.runner import ingest_paths
+from mnemosyne.library.models import LibraryType
+from mnemosyne.library.services import ensure_collection, ensure_library
+
+DEMO_LIBRARY = "Mnemosyne docs"
+DEMO_COLLECTION = "docs"
+DEV_USER = "dev"
+DEV_TOKEN_NAME = "make-run"
+
+
+class Command(BaseCommand):
+    help = "Serve MCP over HTTP (streamable HTTP at /mcp/, SSE at /mcp/sse/)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--demo", action="store_true", help="Ingest docs/ and print a development token.")
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=settings.PORT)
+        parser.add_argument("--workers", type=int, default=1)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+        url = f"http://{options['host']}:{options['port']}/mcp/"
+        if options["demo"]:
+            self._ingest_demo()
+            self._print_client_config(url)
+        self.stdout.write(f"Serving MCP at {url} (health: {url}health, admin: {url[:-4]}admin/). Ctrl-C stops.")
+        uvicorn.run(
+            "mnemosyne.asgi:app",
+            host=options["host"],
+            port=options["port"],
+            workers=options["workers"],
+            log_level="info",
+        )
+
+    def _ingest_demo(self) -> None:
+        library = ensure_library(
+            name=DEMO_LIBRARY,
+            library_type=LibraryType.DOCUMENTATION,
+            description="The Mnemosyne project's own documentation.",
+        )
+        collection = ensure_collection(library=library, name=DEMO_COLLECTION)
+        summary = ingest_paths(
+            [settings.BASE_DIR / "docs", settings.BASE_DIR / "README.md"],
+            collection=collection,
+            report=lambda line: self.stdout.write(f"  {line}"),
+        )
+        self.stdout.write(f"Demo library {library.name!r} ({library.uid}): {summary.line()}")
+
+    def _print_client_config(self, url: str) -> None:
+        if not settings.MCP_REQUIRE_AUTH:
+            auth_args: list[str] = []
+            env: dict[str, str] = {}
+        else:
+            user, _ = ensure_token_owner(DEV_USER)
+            # Only the digest of a token is kept, so each run issues a fresh one and retires the last.
+            for old in MCPToken.objects.filter(user=user, name=DEV_TOKEN_NAME):
+                revoke_token(token=old, actor="serve --demo")
+                old.name = f"{DEV_TOKEN_NAME}-{old.pk}"
+                old.save(update_fields=["name"])
+            _, raw = create_token(user=user, name=DEV_TOKEN_NAME, actor="serve --demo")
+            auth_args = ["--header", "Authorization:${MNEMOSYNE_AUTH}"]
+            env = {"MNEMOSYNE_AUTH": f"Bearer {raw}"}
+            self.stdout.write(f"Development token (user {DEV_USER!r}): {raw}")
+        server: dict[str, Any] = {"command": "npx", "args": ["-y", "mcp-remote", url, *auth_args]}
+        if env:
+            server["env"] = env
+        config = {"mcpServers": {"mnemosyne": server}}
+        self.stdout.write("Claude Desktop (claude_desktop_config.json):")
+        self.stdout.write(json.dumps(config, indent=2))

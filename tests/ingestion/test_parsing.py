@@ -1,0 +1,110 @@
+"""Parsing uploaded files: pure functions, checked without a database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mnemosyne.ingestion.parsing import (
+    ParsedDocument,
+    UnreadableFile,
+    UnsupportedFile,
+    parse_bytes,
+    parse_file,
+)
+
+
+def test_it_reads_a_text_file_titled_by_its_filename() -> None:
+    parsed = parse_bytes(b"Hello there.\r\n", filename="release_notes-2024.txt")
+    assert parsed == ParsedDocument(
+        title="release notes 2024", item_type="text", text="Hello there.", markdown=False
+    )
+
+
+def test_it_titles_markdown_by_its_first_h1() -> None:
+    parsed = parse_bytes(b"Intro\n\n## Sub\n\n# The Title #\n\n# Later", filename="notes.md")
+    assert (parsed.title, parsed.item_type, parsed.markdown) == ("The Title", "markdown", True)
+
+
+def test_an_h1_inside_a_code_fence_is_not_the_title() -> None:
+    parsed = parse_bytes(b"```\n# comment\n```\n\ntext", filename="my-notes.markdown")
+    assert parsed.title == "my notes"
+
+
+def test_front_matter_gives_the_title_when_there_is_no_h1_and_is_stripped() -> None:
+    data = b'---\nauthor: me\ntitle: "From: Front Matter"\n---\n\n## Body\n\ntext'
+    parsed = parse_bytes(data, filename="x.md")
+    assert parsed.title == "From: Front Matter"
+    assert parsed.text == "## Body\n\ntext"
+
+
+def test_an_h1_wins_over_front_matter_which_is_stripped_anyway() -> None:
+    parsed = parse_bytes(b"---\ntitle: Meta\n---\n# Heading\n\ntext", filename="x.md")
+    assert (parsed.title, parsed.text) == ("Heading", "# Heading\n\ntext")
+
+
+def test_front_matter_without_a_title_falls_back_to_the_filename() -> None:
+    parsed = parse_bytes(b"---\ntags: [a]\n---\nbody", filename="design_doc.md")
+    assert (parsed.title, parsed.text) == ("design doc", "body")
+
+
+def test_empty_front_matter_is_stripped_without_swallowing_the_body() -> None:
+    parsed = parse_bytes(b"---\n---\nbody\n\n---\n\nmore", filename="x.md")
+    assert parsed.text == "body\n\n---\n\nmore"
+
+
+def test_a_leading_thematic_break_is_not_front_matter() -> None:
+    parsed = parse_bytes(b"---\n\nSome text.\n\n---\n\nMore text.", filename="x.md")
+    assert parsed.text == "---\n\nSome text.\n\n---\n\nMore text."
+
+
+def test_front_matter_is_left_alone_in_text_files() -> None:
+    parsed = parse_bytes(b"---\ntitle: Meta\n---\n# Heading", filename="plain.txt")
+    assert (parsed.title, parsed.text) == ("plain", "---\ntitle: Meta\n---\n# Heading")
+
+
+def test_it_accepts_a_utf8_bom_and_uppercase_suffix() -> None:
+    parsed = parse_bytes("\ufeff# Café\n\nnaïve".encode(), filename="CAFE.MD")
+    assert (parsed.title, parsed.text) == ("Café", "# Café\n\nnaïve")
+
+
+def test_it_rejects_an_unsupported_suffix() -> None:
+    with pytest.raises(UnsupportedFile, match=r"unsupported file type '\.pdf'"):
+        parse_bytes(b"%PDF-1.7", filename="paper.pdf")
+    with pytest.raises(UnsupportedFile, match="no file extension"):
+        parse_bytes(b"text", filename="README")
+
+
+def test_it_rejects_binary_content_with_nul_bytes() -> None:
+    with pytest.raises(UnreadableFile, match="NUL"):
+        parse_bytes("text".encode("utf-16"), filename="a.txt")
+
+
+def test_it_rejects_invalid_utf8() -> None:
+    with pytest.raises(UnreadableFile, match="not valid UTF-8"):
+        parse_bytes(b"caf\xe9", filename="a.txt")
+
+
+@pytest.mark.parametrize("data", [b"", b"  \r\n\t\n", b"\xef\xbb\xbf", b"---\ntitle: Only meta\n---\n"])
+def test_it_rejects_a_file_that_is_empty_after_normalising(data: bytes) -> None:
+    with pytest.raises(UnreadableFile, match="empty file"):
+        parse_bytes(data, filename="a.md")
+
+
+def test_parse_file_reads_from_disk(tmp_path: Path) -> None:
+    path = tmp_path / "disk-file.md"
+    path.write_bytes(b"# On Disk\r\n\r\nbody")
+    assert parse_file(path) == ParsedDocument(
+        title="On Disk", item_type="markdown", text="# On Disk\n\nbody", markdown=True
+    )
+
+
+def test_parse_file_refuses_an_unsupported_file_before_reading_it(tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedFile):
+        parse_file(tmp_path / "missing.docx")
+
+
+def test_parse_file_reports_a_file_it_cannot_read(tmp_path: Path) -> None:
+    with pytest.raises(UnreadableFile, match="cannot read file"):
+        parse_file(tmp_path / "missing.txt")

@@ -1,0 +1,11 @@
+"""Test settings: the real settings, with a data directory of the tests' own."""
+
+import os
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("MNEMOSYNE_DATA_DIR", str(_ROOT / ".mnemosyne-test"))
+os.environ.setdefault("DEBUG", "true")
+os.environ.setdefault("LOG_LEVEL", "warning")
+
+from mnemosyne.settings import *  # noqa: E402, F403
