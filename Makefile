@@ -25,8 +25,9 @@ install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
 
+# A local development server: DEBUG defaults to true so no SECRET_KEY is needed.
 run: install
-	$(PY) manage.py serve --demo --port $(PORT)
+	DEBUG=$${DEBUG:-true} $(PY) manage.py serve --demo --port $(PORT)
 
 lint: install-dev
 	$(VENV)/bin/ruff format --check .

@@ -7,8 +7,9 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemosyne.settings")
-    import mnemosyne  # noqa: F401  (Python 3.11 support for Django; must come first)
     from django.core.management import execute_from_command_line
+
+    import mnemosyne  # noqa: F401  (Python 3.11 support for Django; must come first)
 
     execute_from_command_line(sys.argv)
 

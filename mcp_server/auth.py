@@ -96,7 +96,9 @@ class ToolCallAuthMiddleware:
         body = await _read_body(receive)
         tools = called_tools(body)
         if tools:
-            result, tool = await sync_to_async(_check, thread_sensitive=False)(bearer_token(Headers(scope=scope)), tools)
+            result, tool = await sync_to_async(_check, thread_sensitive=False)(
+                bearer_token(Headers(scope=scope)), tools
+            )
             if result.failure is not None:
                 AUTH_FAILURES.labels(reason=result.failure.value).inc()
                 await refusal(result.failure, tool)(scope, receive, send)

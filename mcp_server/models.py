@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -33,7 +35,7 @@ class MCPToken(models.Model):
     def is_revoked(self) -> bool:
         return self.revoked_at is not None
 
-    def is_expired(self, now: timezone.datetime | None = None) -> bool:
+    def is_expired(self, now: datetime | None = None) -> bool:
         return self.expires_at is not None and self.expires_at <= (now or timezone.now())
 
     def allows_tool(self, tool: str) -> bool:

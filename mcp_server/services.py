@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -40,10 +40,10 @@ class AuthResult:
 @transaction.atomic
 def create_token(
     *,
-    user: AbstractBaseUser,
+    user: User,
     name: str,
     allowed_tools: list[str] | None = None,
-    expires_in: timedelta | None = None,
+    expires_at: datetime | None = None,
     actor: str = "system",
 ) -> tuple[MCPToken, str]:
     """Create a token and return it with the raw secret, which is never stored."""
@@ -54,7 +54,7 @@ def create_token(
         digest=tokens.digest(raw),
         prefix=tokens.display_prefix(raw),
         allowed_tools=sorted(set(allowed_tools or [])),
-        expires_at=timezone.now() + expires_in if expires_in else None,
+        expires_at=expires_at,
     )
     MCPAuditEvent.objects.create(
         kind=MCPAuditEvent.Kind.TOKEN_CREATED,

@@ -15,13 +15,14 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
+from typing import cast
 
 import mnemosyne  # noqa: F401  (Python 3.11 support for Django; must come first)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemosyne.settings")
 
-from django.conf import settings  # noqa: E402
-from django.core.asgi import get_asgi_application  # noqa: E402
+from django.conf import settings
+from django.core.asgi import get_asgi_application
 
 django_app = get_asgi_application()
 
@@ -101,7 +102,7 @@ def build_app() -> Starlette:
         async with mcp.session_manager.run():
             yield
 
-    admin: ASGIApp = ASGIStaticFilesHandler(django_app) if settings.DEBUG else django_app
+    admin = cast(ASGIApp, ASGIStaticFilesHandler(django_app) if settings.DEBUG else django_app)
     return Starlette(
         routes=[
             Route("/mcp/health", health, methods=["GET"]),

@@ -35,4 +35,4 @@ def install() -> None:
         return original(obj) or getattr(obj, "_is_coroutine", None) is marker
 
     inspect.markcoroutinefunction = markcoroutinefunction  # type: ignore[attr-defined]
-    inspect.iscoroutinefunction = iscoroutinefunction
+    inspect.iscoroutinefunction = iscoroutinefunction  # type: ignore[assignment]

@@ -91,7 +91,10 @@ def list_items(
 def render_items(result: ItemList) -> str:
     if not result.items:
         return "No items."
-    lines = [f"[{i.uid}] {i.title} ({i.item_type}, {i.chunk_count} chunks, {i.embedding_status})" for i in result.items]
+    lines = [
+        f"[{i.uid}] {i.title} ({i.item_type}, {i.chunk_count} chunks, {i.embedding_status})"
+        for i in result.items
+    ]
     if result.total > len(result.items):
         lines.append(f"… {result.total - len(result.items)} more; raise limit or filter by collection.")
     return "\n".join(lines)
@@ -111,7 +114,10 @@ def get_chunk(
         char_start=chunk.char_start,
         char_end=chunk.char_end,
         item=ChunkItem(
-            uid=chunk.item.uid, title=chunk.item.title, source=chunk.item.source, item_type=chunk.item.item_type
+            uid=chunk.item.uid,
+            title=chunk.item.title,
+            source=chunk.item.source,
+            item_type=chunk.item.item_type,
         ),
         collection=CollectionRef(uid=chunk.collection.uid, name=chunk.collection.name),
         library=_library_info(chunk.library),
@@ -130,7 +136,9 @@ LIST_LIBRARIES = ToolSpec(
     fn=list_libraries,
     name="list_libraries",
     title="List libraries",
-    description="List every library (the top level of the document tree) with its uid, name, type and description.",
+    description=(
+        "List every library (the top level of the document tree) with its uid, name, type and description."
+    ),
     render=render_libraries,
 )
 LIST_COLLECTIONS = ToolSpec(

@@ -21,7 +21,7 @@ from typing import Any
 from django.db import close_old_connections
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -31,7 +31,9 @@ from mnemosyne.library.errors import LibraryError
 
 TOOLS_VERSION = "1.0"
 
-READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -57,7 +59,8 @@ class StrictFuncMetadata(FuncMetadata):
             return super().validate_arguments(arguments_to_validate)
         except ValidationError as exc:
             raise MCPError(
-                INVALID_PARAMS, f"Invalid arguments for tool {self.tool_name}: {describe_validation_error(exc)}"
+                INVALID_PARAMS,
+                f"Invalid arguments for tool {self.tool_name}: {describe_validation_error(exc)}",
             ) from None
 
 
@@ -90,7 +93,7 @@ def _instrumented(spec: ToolSpec) -> Callable[..., CallToolResult]:
         return CallToolResult(
             content=[TextContent(type="text", text=spec.render(result))],
             structured_content=result.model_dump(mode="json"),
-            meta={"elapsed_ms": round(elapsed * 1000, 2)},
+            _meta={"elapsed_ms": round(elapsed * 1000, 2)},
         )
 
     return call
@@ -107,7 +110,7 @@ def build_tool(spec: ToolSpec) -> Tool:
         structured_output=True,
     )
     loose = tool.fn_metadata.arg_model
-    strict = type(
+    strict: type[ArgModelBase] = type(
         f"{spec.name}_arguments",
         (loose,),
         {"model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True), "__module__": __name__},

@@ -32,7 +32,9 @@ class SearchHit(BaseModel):
     item: ItemRef
     section: str = Field(description="Heading path of the chunk, e.g. 'Design › Naming'; empty if none.")
     page: int | None = Field(description="1-based page number, or null when the source has no pages.")
-    char_start: int = Field(description="Offset of the chunk's first character in the item's normalised text.")
+    char_start: int = Field(
+        description="Offset of the chunk's first character in the item's normalised text."
+    )
     char_end: int = Field(description="Offset just past the chunk's last character.")
     legs: dict[str, LegScore] = Field(description="Rank and score of the chunk in each leg that found it.")
 

@@ -25,7 +25,9 @@ def search(
     library_uid: Annotated[
         str | None, Field(description="Only search this library (uid from list_libraries).")
     ] = None,
-    library_type: Annotated[LibraryTypeName | None, Field(description="Only search libraries of this type.")] = None,
+    library_type: Annotated[
+        LibraryTypeName | None, Field(description="Only search libraries of this type.")
+    ] = None,
     collection_uid: Annotated[
         str | None, Field(description="Only search this collection (uid from list_collections).")
     ] = None,
@@ -33,10 +35,12 @@ def search(
     rerank: Annotated[
         bool, Field(description="Rerank the fused results when a reranker is configured.")
     ] = True,
-    include_images: Annotated[bool, Field(description="Include image chunks (captions) in the results.")] = True,
+    include_images: Annotated[
+        bool, Field(description="Include image chunks (captions) in the results.")
+    ] = True,
     search_types: Annotated[
         list[SearchType],
-        Field(description="Which legs to run and fuse: vector (semantic), fulltext (keywords), graph (concepts)."),
+        Field(description="Legs to run and fuse: vector (semantic), fulltext (keywords), graph (concepts)."),
     ] = ["vector", "fulltext", "graph"],  # noqa: B006  (pydantic copies defaults)
 ) -> SearchResult:
     response = service.search(
@@ -64,7 +68,10 @@ def search(
                 page=hit.chunk.page,
                 char_start=hit.chunk.char_start,
                 char_end=hit.chunk.char_end,
-                legs={leg: LegScore(rank=entry.rank, score=round(entry.score, 6)) for leg, entry in hit.legs.items()},
+                legs={
+                    leg: LegScore(rank=entry.rank, score=round(entry.score, 6))
+                    for leg, entry in hit.legs.items()
+                },
             )
             for hit in response.hits
         ],

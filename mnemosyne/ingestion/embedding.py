@@ -80,7 +80,7 @@ class SentenceTransformerEmbedder:
                 f"the index stores {EMBEDDING_DIMENSIONS}"
             )
         self.dim = EMBEDDING_DIMENSIONS
-        self.max_tokens = int(self._model.max_seq_length)
+        self.max_tokens = int(self._model.max_seq_length or 256)
         self._tokenizer = self._model.tokenizer
         self._batch_size = batch_size
         # The model is shared by threads (MCP tool calls run in a thread pool).
@@ -117,7 +117,8 @@ def load_embedder() -> Embedder:
         model_dir = Path(name).expanduser()
         if not model_dir.is_dir():
             raise ImproperlyConfigured(
-                f"EMBEDDING_MODEL must be {BUNDLED_MODEL_NAME!r} or a local model directory; {name!r} is neither"
+                f"EMBEDDING_MODEL must be {BUNDLED_MODEL_NAME!r} or a local model directory; "
+                f"{name!r} is neither"
             )
     return SentenceTransformerEmbedder(model_dir, model_id=name, batch_size=settings.EMBEDDING_BATCH_SIZE)
 

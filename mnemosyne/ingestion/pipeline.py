@@ -122,7 +122,9 @@ def ingest_document(
     except Exception as exc:
         logger.exception("ingesting %s failed", source)
         reason = f"{type(exc).__name__}: {exc}"
-        Item.objects.filter(pk=item.pk).update(embedding_status=EmbeddingStatus.FAILED, embedding_error=reason)
+        Item.objects.filter(pk=item.pk).update(
+            embedding_status=EmbeddingStatus.FAILED, embedding_error=reason
+        )
         return IngestResult(source, Outcome.FAILED, item.uid, error=reason)
     # Old objects go only after the new chunks are committed.
     for old_prefix in old_keys - {prefix}:
@@ -156,7 +158,8 @@ def _replace_chunks(
     """Swap the item's chunks in one transaction; return the storage prefixes now unused."""
     locked = Item.objects.select_for_update().get(pk=item.pk)
     old_prefixes = {
-        key.rsplit("/", 1)[0] for key in Chunk.objects.filter(item=locked).values_list("storage_key", flat=True)
+        key.rsplit("/", 1)[0]
+        for key in Chunk.objects.filter(item=locked).values_list("storage_key", flat=True)
     }
     Chunk.objects.filter(item=locked).delete()
     collection = locked.collection

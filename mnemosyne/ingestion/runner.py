@@ -33,7 +33,9 @@ class RunSummary:
 
     def line(self) -> str:
         counts = self.counts()
-        parts = [f"{counts[name]} {name}" for name in ("created", "updated", "unchanged", "failed", "skipped")]
+        parts = [
+            f"{counts[name]} {name}" for name in ("created", "updated", "unchanged", "failed", "skipped")
+        ]
         chunks = sum(result.chunk_count for result in self.results if result.outcome != Outcome.FAILED)
         return f"{', '.join(parts)}; {chunks} chunks in the ingested items"
 
@@ -84,7 +86,9 @@ def _ingest_one(
     try:
         size = path.stat().st_size
         if size > settings.INGEST_MAX_FILE_BYTES:
-            return Skipped(path, f"{size} bytes is over INGEST_MAX_FILE_BYTES ({settings.INGEST_MAX_FILE_BYTES})")
+            return Skipped(
+                path, f"{size} bytes is over INGEST_MAX_FILE_BYTES ({settings.INGEST_MAX_FILE_BYTES})"
+            )
         data = path.read_bytes()
         parsed = parse_bytes(data, filename=path.name)
     except (UnsupportedFile, UnreadableFile) as exc:

@@ -41,7 +41,9 @@ def discover(roots: Sequence[Path], suffixes: set[str]) -> Iterator[SourceFile |
             yield _classify(path, resolved_root, base, suffixes, explicit=False)
 
 
-def _classify(path: Path, root: Path, base: Path, suffixes: set[str], *, explicit: bool) -> SourceFile | Skipped:
+def _classify(
+    path: Path, root: Path, base: Path, suffixes: set[str], *, explicit: bool
+) -> SourceFile | Skipped:
     target = path.resolve()
     # Symlinks that lead outside the root are not followed.
     if target != path and not target.is_relative_to(root) and not explicit:

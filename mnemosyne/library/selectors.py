@@ -71,9 +71,9 @@ def chunk_detail(uid: str) -> ChunkDetail:
     if chunk is None:
         raise NotFound("chunk", uid)
     neighbours = dict(
-        Chunk.objects.filter(item_id=chunk.item_id, ordinal__in=[chunk.ordinal - 1, chunk.ordinal + 1]).values_list(
-            "ordinal", "uid"
-        )
+        Chunk.objects.filter(
+            item_id=chunk.item_id, ordinal__in=[chunk.ordinal - 1, chunk.ordinal + 1]
+        ).values_list("ordinal", "uid")
     )
     return ChunkDetail(
         chunk=chunk,

@@ -73,7 +73,9 @@ def validate(request: SearchRequest) -> SearchRequest:
         raise InvalidArgument(f"search_types must name at least one of {', '.join(SEARCH_TYPES)}")
     unknown = [name for name in request.search_types if name not in SEARCH_TYPES]
     if unknown:
-        raise InvalidArgument(f"unknown search type {unknown[0]!r}; expected some of {', '.join(SEARCH_TYPES)}")
+        raise InvalidArgument(
+            f"unknown search type {unknown[0]!r}; expected some of {', '.join(SEARCH_TYPES)}"
+        )
     if request.library_type is not None:
         validate_library_type(request.library_type)
     # Unknown uids are an error naming them, not an empty result.

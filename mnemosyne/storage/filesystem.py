@@ -20,7 +20,12 @@ class FilesystemChunkStore:
         self.root.mkdir(parents=True, exist_ok=True)
 
     def _path(self, key: str) -> Path:
-        if not key or key.startswith("/") or "\\" in key or any(part in ("", ".", "..") for part in key.split("/")):
+        if (
+            not key
+            or key.startswith("/")
+            or "\\" in key
+            or any(part in ("", ".", "..") for part in key.split("/"))
+        ):
             raise InvalidKey(f"invalid storage key {key!r}")
         return self.root / key
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import IntegrityError
+from django.utils import timezone
 
 from mcp_server.server import TOOL_SPECS
 from mcp_server.services import create_token
@@ -22,7 +23,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--user", required=True, help="Owner's username (created when missing).")
         parser.add_argument("--name", required=True, help="A name for the token, unique per user.")
-        parser.add_argument("--tools", default="", help="Comma-separated tools the token may call (default: all).")
+        parser.add_argument(
+            "--tools", default="", help="Comma-separated tools the token may call (default: all)."
+        )
         parser.add_argument("--expires-days", type=int, default=None, help="Days until the token expires.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -42,11 +45,13 @@ class Command(BaseCommand):
                 user=user,
                 name=options["name"],
                 allowed_tools=tools,
-                expires_in=timedelta(days=days) if days else None,
+                expires_at=timezone.now() + timedelta(days=days) if days else None,
                 actor="create_mcp_token",
             )
         except IntegrityError:
-            raise CommandError(f"user {user.get_username()!r} already has a token named {options['name']!r}") from None
+            raise CommandError(
+                f"user {user.get_username()!r} already has a token named {options['name']!r}"
+            ) from None
         scope = ", ".join(token.allowed_tools) if token.allowed_tools else "all tools"
         expiry = token.expires_at.isoformat() if token.expires_at else "never"
         self.stdout.write(f"Token {token.name!r} for {user.get_username()} ({scope}; expires {expiry}).")

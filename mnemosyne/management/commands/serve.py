@@ -43,7 +43,9 @@ class Command(BaseCommand):
         if options["demo"]:
             self._ingest_demo()
             self._print_client_config(url)
-        self.stdout.write(f"Serving MCP at {url} (health: {url}health, admin: {url[:-4]}admin/). Ctrl-C stops.")
+        self.stdout.write(
+            f"Serving MCP at {url} (health: {url}health, admin: {url[:-4]}admin/). Ctrl-C stops."
+        )
         uvicorn.run(
             "mnemosyne.asgi:app",
             host=options["host"],

@@ -1,0 +1,56 @@
+from django.contrib import admin
+
+from mnemosyne.library.models import Chunk, Collection, Item, Library
+
+
+@admin.register(Library)
+class LibraryAdmin(admin.ModelAdmin):
+    list_display = ["name", "library_type", "uid", "created_at"]
+    list_filter = ["library_type"]
+    search_fields = ["name", "uid", "description"]
+    readonly_fields = ["uid", "created_at", "updated_at"]
+
+
+@admin.register(Collection)
+class CollectionAdmin(admin.ModelAdmin):
+    list_display = ["name", "library", "uid", "created_at"]
+    list_filter = ["library"]
+    search_fields = ["name", "uid"]
+    readonly_fields = ["uid", "created_at", "updated_at"]
+    list_select_related = ["library"]
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ["title", "collection", "item_type", "chunk_count", "embedding_status", "updated_at"]
+    list_filter = ["embedding_status", "item_type", "collection__library"]
+    search_fields = ["title", "uid", "source"]
+    readonly_fields = ["uid", "content_hash", "chunk_count", "created_at", "updated_at"]
+    list_select_related = ["collection", "collection__library"]
+
+
+@admin.register(Chunk)
+class ChunkAdmin(admin.ModelAdmin):
+    list_display = ["uid", "item", "ordinal", "section_path", "page", "token_count"]
+    search_fields = ["uid", "text_preview", "item__title"]
+    list_filter = ["library"]
+    # The vector and tsvector are not for human eyes (and would be slow to render).
+    exclude = ["embedding", "search_vector"]
+    readonly_fields = [
+        "uid",
+        "item",
+        "collection",
+        "library",
+        "ordinal",
+        "text_preview",
+        "section_path",
+        "page",
+        "char_start",
+        "char_end",
+        "token_count",
+        "storage_key",
+    ]
+    list_select_related = ["item"]
+
+    def has_add_permission(self, request: object) -> bool:
+        return False

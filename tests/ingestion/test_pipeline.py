@@ -1,0 +1,135 @@
+"""Ingest against the real database, model and filesystem chunk store."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from mnemosyne.ingestion.chunking import normalise_text
+from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.ingestion.runner import ingest_paths
+from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
+from mnemosyne.library.services import ensure_collection, ensure_library
+from mnemosyne.storage import get_chunk_store
+from tests.conftest import FIXTURES, ingest_fixture_docs
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_ingests_a_directory_and_reports_bad_files(embedder: Embedder) -> None:
+    _, collection, summary = ingest_fixture_docs(embedder)
+
+    counts = summary.counts()
+    assert counts["created"] == 3
+    assert counts["skipped"] == 2
+    skipped = {entry.path.name: entry.reason for entry in summary.skipped}
+    assert "NUL" in skipped["corrupt.txt"]
+    assert "unsupported file type" in skipped["diagram.png"]
+    items = {item.source: item for item in Item.objects.filter(collection=collection)}
+    assert set(items) == {"docs/backups.md", "docs/guides/scaling.md", "docs/onboarding.txt"}
+    assert all(item.embedding_status == EmbeddingStatus.COMPLETE for item in items.values())
+    assert items["docs/backups.md"].title == "Backups"
+    assert items["docs/backups.md"].chunk_count == Chunk.objects.filter(item=items["docs/backups.md"]).count()
+
+
+def test_it_keeps_full_text_in_the_chunk_store_with_exact_offsets(embedder: Embedder) -> None:
+    ingest_fixture_docs(embedder)
+    item = Item.objects.get(source="docs/backups.md")
+    normalised = normalise_text((FIXTURES / "docs" / "backups.md").read_text())
+    store = get_chunk_store()
+    for chunk in Chunk.objects.filter(item=item):
+        text = store.get(chunk.storage_key).decode()
+        assert text == normalised[chunk.char_start : chunk.char_end]
+        assert chunk.text_preview == text[:500]
+        assert chunk.embedding is not None and len(chunk.embedding) == 384
+        assert chunk.search_vector
+    sections = list(Chunk.objects.filter(item=item).values_list("section_path", flat=True))
+    assert any(path.endswith("Schedule") for path in sections)
+
+
+def test_it_skips_unchanged_items_on_reingest(embedder: Embedder) -> None:
+    _, collection, _ = ingest_fixture_docs(embedder)
+    before = dict(Chunk.objects.values_list("uid", "storage_key"))
+
+    summary = ingest_paths(
+        [FIXTURES / "docs"], collection=collection, report=lambda line: None, embedder=embedder
+    )
+
+    assert summary.counts()["unchanged"] == 3
+    assert dict(Chunk.objects.values_list("uid", "storage_key")) == before
+
+
+def test_it_replaces_a_changed_items_chunks_and_deletes_old_objects(
+    embedder: Embedder, tmp_path: Path
+) -> None:
+    docs = tmp_path / "notes"
+    docs.mkdir()
+    page = docs / "page.md"
+    page.write_text("# Page\n\nThe first version talks about apples.\n")
+    library = ensure_library(name="Notes")
+    collection = ensure_collection(library=library, name="all")
+    ingest_paths([docs], collection=collection, report=lambda line: None, embedder=embedder)
+    old = list(Chunk.objects.filter(item__source="notes/page.md"))
+    store = get_chunk_store()
+
+    page.write_text("# Page\n\nThe second version talks about pears.\n\n## More\n\nAnd about plums too.\n")
+    summary = ingest_paths([docs], collection=collection, report=lambda line: None, embedder=embedder)
+
+    assert summary.counts()["updated"] == 1
+    new = list(Chunk.objects.filter(item__source="notes/page.md"))
+    assert {c.uid for c in new}.isdisjoint({c.uid for c in old})
+    assert "pears" in store.get(new[0].storage_key).decode()
+    for chunk in old:
+        with pytest.raises(KeyError):
+            store.get(chunk.storage_key)
+    assert Item.objects.get(source="notes/page.md").chunk_count == len(new)
+
+
+def test_a_failed_item_keeps_its_previous_chunks(embedder: Embedder, tmp_path: Path) -> None:
+    docs = tmp_path / "kb"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nStable content about rivers.\n")
+    (docs / "b.md").write_text("# B\n\nContent about mountains.\n")
+    collection = ensure_collection(library=ensure_library(name="KB"), name="kb")
+    ingest_paths([docs], collection=collection, report=lambda line: None, embedder=embedder)
+    before = list(Chunk.objects.filter(item__source="kb/a.md").values_list("uid", flat=True))
+
+    class BrokenEmbedder:
+        model_id = "broken"
+        dim = 384
+        max_tokens = 256
+
+        def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+            raise RuntimeError("the model fell over")
+
+        def count_tokens(self, text: str) -> int:
+            return len(text.split())
+
+    (docs / "a.md").write_text("# A\n\nChanged content about lakes.\n")
+    reports: list[str] = []
+    summary = ingest_paths([docs], collection=collection, report=reports.append, embedder=BrokenEmbedder())
+
+    item = Item.objects.get(source="kb/a.md")
+    assert item.embedding_status == EmbeddingStatus.FAILED
+    assert "the model fell over" in item.embedding_error
+    assert list(Chunk.objects.filter(item=item).values_list("uid", flat=True)) == before
+    assert summary.counts()["failed"] == 2
+    assert any("failed kb/a.md" in line for line in reports)
+
+
+def test_it_does_not_follow_symlinks_out_of_the_root(embedder: Embedder, tmp_path: Path) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Secret\n\nDo not ingest me.\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(FIXTURES / "docs" / "onboarding.txt", root / "onboarding.txt")
+    (root / "link.md").symlink_to(outside)
+    collection = ensure_collection(library=ensure_library(name="Links"), name="c")
+
+    summary = ingest_paths([root], collection=collection, report=lambda line: None, embedder=embedder)
+
+    assert [r.source for r in summary.results] == ["root/onboarding.txt"]
+    assert any("outside" in entry.reason for entry in summary.skipped)

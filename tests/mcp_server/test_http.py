@@ -1,0 +1,288 @@
+"""Every tool through the official MCP Python client, over real HTTP, against uvicorn."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import httpx
+import httpx2
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+from mcp import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from prometheus_client.parser import text_string_to_metric_families
+
+from mcp_server.models import MCPToken
+from mcp_server.services import create_token, revoke_token
+from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.library.models import Chunk, Collection, Library
+from tests.conftest import ingest_fixture_docs
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+T = TypeVar("T")
+TOOLS = {"search", "get_chunk", "list_libraries", "list_collections", "list_items"}
+JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+@contextlib.asynccontextmanager
+async def mcp_session(base: str, token: str | None, transport: str) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if transport == "streamable-http":
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            streamable_http_client(f"{base}/mcp/", http_client=http) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            yield session
+    else:
+        async with (
+            sse_client(f"{base}/mcp/sse/", headers=headers, timeout=30) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def run(scenario: Callable[[], Awaitable[T]]) -> T:
+    return asyncio.run(asyncio.wait_for(scenario(), timeout=60))
+
+
+@pytest.fixture
+def corpus(embedder: Embedder) -> tuple[Library, Collection]:
+    library, collection, _ = ingest_fixture_docs(embedder)
+    return library, collection
+
+
+@pytest.fixture
+def token() -> str:
+    user = User.objects.create(username="reader")
+    _, raw = create_token(user=user, name="test")
+    return raw
+
+
+def rpc(method: str, params: dict[str, Any] | None = None, id: int = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
+
+
+def post(base: str, body: Any, token: str | None = None) -> httpx.Response:
+    headers = dict(JSON_HEADERS)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(f"{base}/mcp/", content=content, headers=headers, timeout=30)
+
+
+def sse_payload(response: httpx.Response) -> dict[str, Any]:
+    if response.headers["content-type"].startswith("application/json"):
+        return dict(response.json())
+    data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+    return dict(json.loads(data[-1]))
+
+
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+def test_every_tool_works_through_the_official_client(
+    live_server_url: str, corpus: tuple[Library, Collection], token: str, transport: str
+) -> None:
+    library, collection = corpus
+
+    async def scenario() -> dict[str, Any]:
+        async with mcp_session(live_server_url, token, transport) as session:
+            tools = await session.list_tools()
+            found = await session.call_tool(
+                "search", {"query": "restore the database from a dump", "limit": 5}
+            )
+            hit = found.structured_content["results"][0]
+            chunk = await session.call_tool("get_chunk", {"chunk_uid": hit["chunk_uid"]})
+            libraries = await session.call_tool("list_libraries", {})
+            collections = await session.call_tool("list_collections", {"library_uid": library.uid})
+            items = await session.call_tool("list_items", {"collection_uid": collection.uid})
+            return {
+                "tools": {tool.name for tool in tools.tools},
+                "search": found,
+                "chunk": chunk,
+                "libraries": libraries,
+                "collections": collections,
+                "items": items,
+            }
+
+    out = run(scenario)
+    assert out["tools"] == TOOLS
+    search = out["search"]
+    assert not search.is_error
+    hit = search.structured_content["results"][0]
+    assert hit["item"]["title"] == "Backups"
+    assert hit["library"] == {"uid": library.uid, "name": library.name}
+    assert hit["collection"] == {"uid": collection.uid, "name": collection.name}
+    assert "Restoring" in hit["section"]
+    assert hit["page"] is None
+    assert hit["char_end"] > hit["char_start"]
+    assert search.structured_content["legs_run"] == ["vector", "fulltext"]
+    assert "graph" in search.structured_content["legs_not_run"]
+    assert search.structured_content["rerank"]["applied"] is False
+    assert hit["chunk_uid"] in search.content[0].text
+    assert search.meta is not None and search.meta["elapsed_ms"] >= 0
+
+    chunk = out["chunk"].structured_content
+    stored = Chunk.objects.select_related("item").get(uid=hit["chunk_uid"])
+    assert chunk["text"].startswith(stored.text_preview[:50])
+    assert chunk["item"]["source"] == "docs/backups.md"
+    assert chunk["library"]["library_type"] == "documentation"
+    assert chunk["previous_chunk_uid"] is not None or chunk["next_chunk_uid"] is not None
+
+    assert [lib["uid"] for lib in out["libraries"].structured_content["libraries"]] == [library.uid]
+    assert out["collections"].structured_content["collections"][0]["library"]["uid"] == library.uid
+    items = out["items"].structured_content
+    assert items["total"] == 3
+    assert {item["title"] for item in items["items"]} == {"Backups", "Scaling the service", "onboarding"}
+    assert all(item["embedding_status"] == "complete" for item in items["items"])
+
+
+def test_tool_metadata_is_complete(live_server_url: str) -> None:
+    async def scenario() -> Any:
+        async with mcp_session(live_server_url, None, "streamable-http") as session:
+            return (await session.list_tools()).tools
+
+    for tool in run(scenario):
+        assert tool.description and tool.title
+        assert tool.input_schema["additionalProperties"] is False
+        assert tool.output_schema is not None
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True
+        for name, prop in tool.input_schema.get("properties", {}).items():
+            assert prop.get("description"), f"{tool.name}.{name} has no description"
+
+
+def test_listing_tools_needs_no_token_but_calling_one_does(live_server_url: str) -> None:
+    listed = post(live_server_url, rpc("tools/list"))
+    assert listed.status_code == 200
+    assert {tool["name"] for tool in sse_payload(listed)["result"]["tools"]} == TOOLS
+
+    refused = post(live_server_url, rpc("tools/call", {"name": "list_libraries", "arguments": {}}))
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"].startswith("Bearer")
+    assert refused.json()["error"] == "invalid_token"
+
+
+@pytest.mark.parametrize("case", ["malformed", "unknown", "expired", "revoked"])
+def test_bad_tokens_get_401(live_server_url: str, token: str, case: str) -> None:
+    stored = MCPToken.objects.get(name="test")
+    raw = {"malformed": "not-a-token", "unknown": "mnem_" + "A" * 43}.get(case, token)
+    if case == "expired":
+        MCPToken.objects.filter(pk=stored.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    if case == "revoked":
+        revoke_token(token=stored)
+    response = post(live_server_url, rpc("tools/call", {"name": "list_libraries", "arguments": {}}), raw)
+    assert response.status_code == 401
+    assert 'error="invalid_token"' in response.headers["www-authenticate"]
+
+
+def test_a_token_in_the_query_string_is_not_accepted(live_server_url: str, token: str) -> None:
+    response = httpx.post(
+        f"{live_server_url}/mcp/?access_token={token}",
+        content=json.dumps(rpc("tools/call", {"name": "list_libraries", "arguments": {}})),
+        headers=JSON_HEADERS,
+    )
+    assert response.status_code == 401
+
+
+def test_a_tool_outside_the_whitelist_gets_403(live_server_url: str) -> None:
+    user = User.objects.create(username="narrow")
+    _, raw = create_token(user=user, name="search-only", allowed_tools=["search"])
+    response = post(live_server_url, rpc("tools/call", {"name": "list_libraries", "arguments": {}}), raw)
+    assert response.status_code == 403
+    assert 'error="insufficient_scope"' in response.headers["www-authenticate"]
+    allowed = post(live_server_url, rpc("tools/call", {"name": "search", "arguments": {"query": "x"}}), raw)
+    assert allowed.status_code == 200
+
+
+def test_the_sse_message_endpoint_is_guarded_too(live_server_url: str) -> None:
+    response = httpx.post(
+        f"{live_server_url}/mcp/sse/messages/?session_id=0123456789abcdef0123456789abcdef",
+        content=json.dumps(rpc("tools/call", {"name": "list_libraries", "arguments": {}})),
+        headers={"Content-Type": "application/json"},
+    )
+    assert response.status_code == 401
+
+
+def test_bad_input_gets_clear_errors_not_500s(live_server_url: str, token: str) -> None:
+    async def scenario() -> dict[str, Any]:
+        async with mcp_session(live_server_url, token, "streamable-http") as session:
+            results: dict[str, Any] = {}
+            bad: dict[str, dict[str, Any]] = {
+                "unknown_arg": {"query": "x", "colour": "red"},
+                "bad_limit": {"query": "x", "limit": 500},
+                "missing_query": {},
+            }
+            for label, args in bad.items():
+                try:
+                    await session.call_tool("search", args)
+                    results[label] = None
+                except MCPError as exc:
+                    results[label] = exc
+            results["empty_query"] = await session.call_tool("search", {"query": "  "})
+            results["unknown_chunk"] = await session.call_tool("get_chunk", {"chunk_uid": "chk_missing"})
+            results["unknown_library"] = await session.call_tool(
+                "list_collections", {"library_uid": "lib_missing"}
+            )
+            return results
+
+    out = run(scenario)
+    assert out["unknown_arg"].error.code == -32602 and "colour: unknown argument" in str(out["unknown_arg"])
+    assert out["bad_limit"].error.code == -32602 and "limit" in str(out["bad_limit"])
+    assert out["missing_query"].error.code == -32602 and "query: required" in str(out["missing_query"])
+    assert out["empty_query"].is_error and "must not be empty" in out["empty_query"].content[0].text
+    assert out["unknown_chunk"].is_error and "chk_missing" in out["unknown_chunk"].content[0].text
+    assert out["unknown_library"].is_error and "lib_missing" in out["unknown_library"].content[0].text
+
+
+def test_malformed_json_rpc_gets_the_specs_error(live_server_url: str, token: str) -> None:
+    broken = post(live_server_url, b'{"jsonrpc": "2.0", "id": 1, "method": ', token)
+    assert broken.status_code == 400
+    assert broken.json()["error"]["code"] == -32700
+    not_rpc = post(live_server_url, {"hello": "world"}, token)
+    assert not_rpc.status_code == 400
+    assert not_rpc.json()["error"]["code"] in (-32600, -32602, -32700)
+
+
+def test_health_checks_the_database(live_server_url: str) -> None:
+    response = httpx.get(f"{live_server_url}/mcp/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    """The sample `name{labels}` from Prometheus text, 0 when absent (label order does not matter)."""
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
+    return 0.0
+
+
+def test_metrics_move_after_calls(
+    live_server_url: str, corpus: tuple[Library, Collection], token: str
+) -> None:
+    before = httpx.get(f"{live_server_url}/metrics").text
+    post(live_server_url, rpc("tools/call", {"name": "list_libraries", "arguments": {}}), token)
+    post(
+        live_server_url, rpc("tools/call", {"name": "get_chunk", "arguments": {"chunk_uid": "chk_x"}}), token
+    )
+    post(live_server_url, rpc("tools/call", {"name": "list_libraries", "arguments": {}}))
+    after = httpx.get(f"{live_server_url}/metrics").text
+
+    def delta(name: str, **labels: str) -> float:
+        return metric(after, name, **labels) - metric(before, name, **labels)
+
+    assert delta("mcp_tool_invocations_total", tool="list_libraries", status="ok") == 1
+    assert delta("mcp_tool_invocations_total", tool="get_chunk", status="error") == 1
+    assert delta("mcp_tool_duration_seconds_count", tool="list_libraries") == 1
+    assert delta("mcp_auth_failures_total", reason="missing") == 1
