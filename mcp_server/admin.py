@@ -14,7 +14,6 @@ from mcp_server.models import MCPAuditEvent, MCPToken
 from mcp_server.server import TOOL_SPECS
 from mcp_server.services import create_token, revoke_token
 
-
 RAW_TOKEN_ATTRIBUTE = "_mcp_raw_token"
 
 

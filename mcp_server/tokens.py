@@ -21,7 +21,7 @@ def generate_token() -> str:
 
 
 def is_well_formed(raw: str) -> bool:
-    return bool(_TOKEN_RE.match(raw))
+    return bool(_TOKEN_RE.fullmatch(raw))
 
 
 def digest(raw: str) -> str:

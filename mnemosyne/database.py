@@ -12,7 +12,7 @@ import logging
 import warnings
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -29,7 +29,11 @@ def parse_database_url(url: str) -> dict[str, Any]:
     name = unquote(parts.path.lstrip("/"))
     if not name:
         raise ImproperlyConfigured("DATABASE_URL must name a database, e.g. postgres://host/mnemosyne")
-    query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+    # libpq keeps "+" literally (no form decoding), so split and percent-decode by hand.
+    query = {}
+    for pair in filter(None, parts.query.split("&")):
+        key, _, value = pair.partition("=")
+        query[unquote(key)] = unquote(value)
     # A socket directory may be given as ?host=/path (libpq's convention).
     host = query.pop("host", None) or unquote(parts.hostname or "")
     try:

@@ -2,8 +2,10 @@
 
 import os
 
-from django.core.wsgi import get_wsgi_application
+import mnemosyne  # noqa: F401  (Python 3.11 support for Django; before Django is imported)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemosyne.settings")
+
+from django.core.wsgi import get_wsgi_application
 
 application = get_wsgi_application()

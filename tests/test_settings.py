@@ -209,21 +209,8 @@ def test_it_passes_other_query_parameters_through_as_options() -> None:
         "postgres://al%40ice:p%40ss%3Aw%2Fd@h/d%20b",
         "postgresql://u:a+b@h/db",
         "postgresql://%2Fvar%2Frun%2FPg/db",
-        pytest.param(
-            "postgresql://postgres:@/mnemosyne?host=/home/me/c++/data/pgdata",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="parse_database_url uses parse_qs, which turns '+' into a space; libpq keeps '+' "
-                "(mnemosyne/database.py:32), so a data dir with '+' breaks the embedded server's ?host=",
-            ),
-        ),
-        pytest.param(
-            "postgresql://h/db?application_name=a+b",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="parse_qs turns '+' into a space in every option (mnemosyne/database.py:32)",
-            ),
-        ),
+        "postgresql://postgres:@/mnemosyne?host=/home/me/c++/data/pgdata",
+        "postgresql://h/db?application_name=a+b",
     ],
 )
 def test_it_reads_a_url_the_way_libpq_does(url: str) -> None:

@@ -1,7 +1,10 @@
-"""Ingest one document: parse → chunk → embed in batches → one transaction that swaps the chunks.
+"""Ingest documents: parse → chunk → embed in batches across documents → one transaction per item.
 
-A changed item's old chunks stay searchable until the transaction that replaces
-them commits; a failure leaves them untouched and marks the item failed with the reason.
+Chunks of several small documents share one call to the model (the model is the
+bottleneck, and it is fastest on full batches). Each item is still written in its
+own transaction, which swaps its chunks: a changed item's old chunks stay
+searchable until the new ones are committed, and a failure leaves them untouched
+and marks the item failed with the reason.
 """
 
 from __future__ import annotations
@@ -9,22 +12,23 @@ from __future__ import annotations
 import enum
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
+from mnemosyne.ingestion import writes
 from mnemosyne.ingestion.chunking import SECTION_SEPARATOR, ChunkSpan, chunk_text
 from mnemosyne.ingestion.embedding import Embedder
 from mnemosyne.ingestion.parsing import ParsedDocument
-from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, Collection, EmbeddingStatus, Item
+from mnemosyne.library.models import Collection, EmbeddingStatus, Item
 from mnemosyne.storage import ChunkStore
 
 logger = logging.getLogger(__name__)
 
-# Batches of chunks progress is reported for; the embedder batches internally too.
-PROGRESS_BATCH = 64
+# Chunks embedded per call to the model when documents are batched together.
+EMBED_BATCH_CHUNKS = 128
 
 
 class Outcome(enum.StrEnum):
@@ -43,6 +47,23 @@ class IngestResult:
     error: str = ""
 
 
+@dataclass(frozen=True)
+class DocumentInput:
+    source: str
+    parsed: ParsedDocument
+    digest: str
+    metadata: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class _Pending:
+    document: DocumentInput
+    item: Item
+    created: bool
+    spans: list[ChunkSpan]
+    vectors: list[list[float]] = field(default_factory=list)
+
+
 def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -54,24 +75,43 @@ def ingest_config_signature(embedder: Embedder) -> str:
 
 def embedding_input(title: str, span: ChunkSpan) -> str:
     # The heading path gives a short chunk the context a reader would have.
-    header = SECTION_SEPARATOR.join(part for part in (title, span.section_path) if part)
+    header = header_text(title, span)
     return f"{header}\n{span.text}" if header else span.text
 
 
-def storage_prefix(item_uid: str, version: str) -> str:
-    return f"items/{item_uid}/{version}"
+def header_text(title: str, span: ChunkSpan) -> str:
+    parts = [title] if title else []
+    if span.section_path and span.section_path != title:
+        parts.append(
+            span.section_path.removeprefix(f"{title}{SECTION_SEPARATOR}") if title else span.section_path
+        )
+    return SECTION_SEPARATOR.join(parts)
 
 
-def find_unchanged(*, collection: Collection, source: str, digest: str, signature: str) -> Item | None:
-    item = Item.objects.filter(collection=collection, source=source).first()
-    if (
-        item is not None
-        and item.content_hash == digest
-        and item.embedding_status == EmbeddingStatus.COMPLETE
-        and item.metadata.get("ingest_config") == signature
-    ):
-        return item
-    return None
+def ingest_documents(
+    *,
+    collection: Collection,
+    documents: Iterable[DocumentInput],
+    embedder: Embedder,
+    store: ChunkStore,
+    on_progress: Callable[[IngestResult], None] | None = None,
+    batch_chunks: int = EMBED_BATCH_CHUNKS,
+) -> Iterator[IngestResult]:
+    """Ingest a stream of documents, yielding one result per document as it is written."""
+    signature = ingest_config_signature(embedder)
+    pending: list[_Pending] = []
+    pending_chunks = 0
+    for document in documents:
+        result = _prepare(document, collection=collection, embedder=embedder, signature=signature)
+        if isinstance(result, IngestResult):
+            yield _report(result, on_progress)
+            continue
+        pending.append(result)
+        pending_chunks += len(result.spans)
+        if pending_chunks >= batch_chunks:
+            yield from (_report(r, on_progress) for r in _flush(pending, embedder, store, signature))
+            pending, pending_chunks = [], 0
+    yield from (_report(r, on_progress) for r in _flush(pending, embedder, store, signature))
 
 
 def ingest_document(
@@ -83,132 +123,101 @@ def ingest_document(
     embedder: Embedder,
     store: ChunkStore,
     metadata: dict[str, object] | None = None,
-    on_progress: Callable[[int], None] | None = None,
 ) -> IngestResult:
-    """Ingest a parsed document as the item `source` of `collection`."""
-    signature = ingest_config_signature(embedder)
-    unchanged = find_unchanged(collection=collection, source=source, digest=digest, signature=signature)
-    if unchanged is not None:
-        return IngestResult(source, Outcome.UNCHANGED, unchanged.uid, unchanged.chunk_count)
+    """Ingest one parsed document as the item `source` of `collection`."""
+    document = DocumentInput(source=source, parsed=parsed, digest=digest, metadata=metadata or {})
+    (result,) = ingest_documents(collection=collection, documents=[document], embedder=embedder, store=store)
+    return result
 
-    item, created = Item.objects.get_or_create(
-        collection=collection,
-        source=source,
-        defaults={"title": parsed.title, "item_type": parsed.item_type},
-    )
+
+def _report(result: IngestResult, on_progress: Callable[[IngestResult], None] | None) -> IngestResult:
+    if on_progress is not None:
+        on_progress(result)
+    return result
+
+
+def _prepare(
+    document: DocumentInput, *, collection: Collection, embedder: Embedder, signature: str
+) -> IngestResult | _Pending:
+    item = Item.objects.filter(collection=collection, source=document.source).first()
+    if (
+        item is not None
+        and item.content_hash == document.digest
+        and item.embedding_status == EmbeddingStatus.COMPLETE
+        and item.metadata.get("ingest_config") == signature
+    ):
+        return IngestResult(document.source, Outcome.UNCHANGED, item.uid, item.chunk_count)
+    created = item is None
+    if item is None:
+        item, created = Item.objects.get_or_create(
+            collection=collection,
+            source=document.source,
+            defaults={"title": document.parsed.title[:500], "item_type": document.parsed.item_type},
+        )
     Item.objects.filter(pk=item.pk).update(embedding_status=EmbeddingStatus.PROCESSING, embedding_error="")
     try:
         spans = chunk_text(
-            parsed.text,
+            document.parsed.text,
             max_tokens=settings.CHUNK_MAX_TOKENS,
             overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
             count_tokens=embedder.count_tokens,
-            markdown=parsed.markdown,
-        )
-        vectors = _embed(parsed.title, spans, embedder, on_progress)
-        version = digest[:16]
-        prefix = storage_prefix(item.uid, version)
-        for ordinal, span in enumerate(spans):
-            store.put(f"{prefix}/{ordinal}.txt", span.text.encode("utf-8"))
-        old_keys = _replace_chunks(
-            item=item,
-            parsed=parsed,
-            spans=spans,
-            vectors=vectors,
-            prefix=prefix,
-            digest=digest,
-            metadata={**(metadata or {}), "ingest_config": signature},
+            markdown=document.parsed.markdown,
         )
     except Exception as exc:
-        logger.exception("ingesting %s failed", source)
-        reason = f"{type(exc).__name__}: {exc}"
-        Item.objects.filter(pk=item.pk).update(
-            embedding_status=EmbeddingStatus.FAILED, embedding_error=reason
-        )
-        return IngestResult(source, Outcome.FAILED, item.uid, error=reason)
+        logger.exception("chunking %s failed", document.source)
+        return _fail(item, document.source, exc)
+    return _Pending(document=document, item=item, created=created, spans=spans)
+
+
+def _flush(
+    pending: Sequence[_Pending], embedder: Embedder, store: ChunkStore, signature: str
+) -> list[IngestResult]:
+    if not pending:
+        return []
+    inputs = [embedding_input(p.document.parsed.title, span) for p in pending for span in p.spans]
+    try:
+        vectors = embedder.embed_batch(inputs)
+    except Exception as exc:
+        logger.exception("embedding a batch of %d chunks failed", len(inputs))
+        return [_fail(p.item, p.document.source, exc) for p in pending]
+    offset = 0
+    results = []
+    for entry in pending:
+        entry.vectors = vectors[offset : offset + len(entry.spans)]
+        offset += len(entry.spans)
+        results.append(_write(entry, store, signature))
+    return results
+
+
+def _write(entry: _Pending, store: ChunkStore, signature: str) -> IngestResult:
+    document = entry.document
+    prefix = writes.storage_prefix(entry.item.uid, document.digest[:16])
+    try:
+        for ordinal, span in enumerate(entry.spans):
+            store.put(f"{prefix}/{ordinal}.txt", span.text.encode("utf-8"))
+        with transaction.atomic():
+            old_prefixes = writes.replace_chunks(
+                item=entry.item,
+                title=document.parsed.title,
+                item_type=document.parsed.item_type,
+                spans=entry.spans,
+                headers=[header_text(document.parsed.title, span) for span in entry.spans],
+                vectors=entry.vectors,
+                prefix=prefix,
+                digest=document.digest,
+                metadata={**document.metadata, "ingest_config": signature},
+            )
+    except Exception as exc:
+        logger.exception("writing %s failed", document.source)
+        return _fail(entry.item, document.source, exc)
     # Old objects go only after the new chunks are committed.
-    for old_prefix in old_keys - {prefix}:
+    for old_prefix in old_prefixes - {prefix}:
         store.delete_prefix(old_prefix)
-    return IngestResult(source, Outcome.CREATED if created else Outcome.UPDATED, item.uid, len(spans))
+    outcome = Outcome.CREATED if entry.created else Outcome.UPDATED
+    return IngestResult(document.source, outcome, entry.item.uid, len(entry.spans))
 
 
-def _embed(
-    title: str, spans: Sequence[ChunkSpan], embedder: Embedder, on_progress: Callable[[int], None] | None
-) -> list[list[float]]:
-    vectors: list[list[float]] = []
-    for start in range(0, len(spans), PROGRESS_BATCH):
-        batch = spans[start : start + PROGRESS_BATCH]
-        vectors.extend(embedder.embed_batch([embedding_input(title, span) for span in batch]))
-        if on_progress is not None:
-            on_progress(len(batch))
-    return vectors
-
-
-@transaction.atomic
-def _replace_chunks(
-    *,
-    item: Item,
-    parsed: ParsedDocument,
-    spans: Sequence[ChunkSpan],
-    vectors: Sequence[list[float]],
-    prefix: str,
-    digest: str,
-    metadata: dict[str, object],
-) -> set[str]:
-    """Swap the item's chunks in one transaction; return the storage prefixes now unused."""
-    locked = Item.objects.select_for_update().get(pk=item.pk)
-    old_prefixes = {
-        key.rsplit("/", 1)[0]
-        for key in Chunk.objects.filter(item=locked).values_list("storage_key", flat=True)
-    }
-    Chunk.objects.filter(item=locked).delete()
-    collection = locked.collection
-    rows = [
-        Chunk(
-            item=locked,
-            collection=collection,
-            library_id=collection.library_id,
-            ordinal=ordinal,
-            text_preview=span.text[:TEXT_PREVIEW_CHARS],
-            embedding=vector,
-            section_path=span.section_path[:1000],
-            page=span.page,
-            char_start=span.char_start,
-            char_end=span.char_end,
-            token_count=span.token_count,
-            storage_key=f"{prefix}/{ordinal}.txt",
-        )
-        for ordinal, (span, vector) in enumerate(zip(spans, vectors, strict=True))
-    ]
-    created = Chunk.objects.bulk_create(rows, batch_size=500)
-    _write_search_vectors(
-        [chunk.pk for chunk in created],
-        [SECTION_SEPARATOR.join(p for p in (parsed.title, span.section_path) if p) for span in spans],
-        [span.text for span in spans],
-    )
-    locked.title = parsed.title
-    locked.item_type = parsed.item_type
-    locked.content_hash = digest
-    locked.metadata = metadata
-    locked.chunk_count = len(rows)
-    locked.embedding_status = EmbeddingStatus.COMPLETE
-    locked.embedding_error = ""
-    locked.save()
-    return old_prefixes
-
-
-def _write_search_vectors(ids: list[int], headers: list[str], bodies: list[str]) -> None:
-    """Full-text vectors over the full chunk text; headings weigh more than body text."""
-    if not ids:
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            UPDATE library_chunk AS c
-            SET search_vector = setweight(to_tsvector('english', v.header), 'A')
-                             || setweight(to_tsvector('english', v.body), 'B')
-            FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS v(id, header, body)
-            WHERE c.id = v.id
-            """,
-            [ids, headers, bodies],
-        )
+def _fail(item: Item, source: str, exc: BaseException) -> IngestResult:
+    reason = f"{type(exc).__name__}: {exc}"
+    Item.objects.filter(pk=item.pk).update(embedding_status=EmbeddingStatus.FAILED, embedding_error=reason)
+    return IngestResult(source, Outcome.FAILED, item.uid, error=reason)

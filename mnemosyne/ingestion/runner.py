@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +12,8 @@ from django.conf import settings
 from tqdm import tqdm
 
 from mnemosyne.ingestion.embedding import Embedder, get_embedder
-from mnemosyne.ingestion.parsing import SUPPORTED_SUFFIXES, UnreadableFile, UnsupportedFile, parse_bytes
-from mnemosyne.ingestion.pipeline import IngestResult, Outcome, content_hash, ingest_document
+from mnemosyne.ingestion.parsing import SUPPORTED_SUFFIXES, DocumentRejected, parse_bytes
+from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, Outcome, content_hash, ingest_documents
 from mnemosyne.ingestion.sources import Skipped, SourceFile, discover
 from mnemosyne.library.models import Collection
 from mnemosyne.storage import ChunkStore, get_chunk_store
@@ -62,26 +62,39 @@ def ingest_paths(
         else:
             found.append(entry)
 
-    with tqdm(total=len(found), unit="file", disable=not show_progress, file=sys.stderr) as bar:
+    def on_result(result: IngestResult) -> None:
+        summary.results.append(result)
+        if result.outcome == Outcome.FAILED:
+            report(f"failed {result.source}: {result.error}")
+        elif result.outcome != Outcome.UNCHANGED:
+            report(f"{result.outcome.value} {result.source} ({result.chunk_count} chunks)")
+        bar.update(1)
+
+    def documents() -> Iterator[DocumentInput]:
+        # Files are read and parsed one at a time, as the pipeline asks for them.
         for source_file in found:
             bar.set_postfix_str(source_file.source[-40:], refresh=False)
-            result = _ingest_one(source_file, collection=collection, embedder=embedder, store=store)
-            if isinstance(result, Skipped):
-                summary.skipped.append(result)
-                report(f"skipped {result.path}: {result.reason}")
+            document = _read(source_file)
+            if isinstance(document, Skipped):
+                summary.skipped.append(document)
+                report(f"skipped {document.path}: {document.reason}")
+                bar.update(1)
             else:
-                summary.results.append(result)
-                if result.outcome == Outcome.FAILED:
-                    report(f"failed {result.source}: {result.error}")
-                elif result.outcome != Outcome.UNCHANGED:
-                    report(f"{result.outcome.value} {result.source} ({result.chunk_count} chunks)")
-            bar.update(1)
+                yield document
+
+    with tqdm(total=len(found), unit="file", disable=not show_progress, file=sys.stderr) as bar:
+        for _ in ingest_documents(
+            collection=collection,
+            documents=documents(),
+            embedder=embedder,
+            store=store,
+            on_progress=on_result,
+        ):
+            pass
     return summary
 
 
-def _ingest_one(
-    source_file: SourceFile, *, collection: Collection, embedder: Embedder, store: ChunkStore
-) -> IngestResult | Skipped:
+def _read(source_file: SourceFile) -> DocumentInput | Skipped:
     path = source_file.path
     try:
         size = path.stat().st_size
@@ -91,16 +104,10 @@ def _ingest_one(
             )
         data = path.read_bytes()
         parsed = parse_bytes(data, filename=path.name)
-    except (UnsupportedFile, UnreadableFile) as exc:
+    except DocumentRejected as exc:
         return Skipped(path, str(exc))
     except OSError as exc:
         return Skipped(path, f"cannot read: {exc.strerror or exc}")
-    return ingest_document(
-        collection=collection,
-        source=source_file.source,
-        parsed=parsed,
-        digest=content_hash(data),
-        embedder=embedder,
-        store=store,
-        metadata={"path": str(path)},
+    return DocumentInput(
+        source=source_file.source, parsed=parsed, digest=content_hash(data), metadata={"path": str(path)}
     )

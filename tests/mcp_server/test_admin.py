@@ -6,12 +6,12 @@ import re
 from typing import Any
 
 import pytest
-from pytest_django.fixtures import SettingsWrapper
 from django.contrib.auth.models import User
 from django.contrib.sessions.models import Session
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
+from pytest_django.fixtures import Settings
 
 from mcp_server import tokens
 from mcp_server.models import MCPAuditEvent, MCPToken
@@ -26,7 +26,7 @@ RAW_TOKEN_RE = re.compile(r"mnem_[A-Za-z0-9_-]{43}")
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: SettingsWrapper) -> None:
+def _fast_password_hashing(settings: Settings) -> None:
     # The production hasher takes seconds per user; what is hashed does not matter here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

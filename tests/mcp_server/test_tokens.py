@@ -66,11 +66,6 @@ def test_it_rejects_a_malformed_token(raw: str) -> None:
     assert not tokens.is_well_formed(raw)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="mcp_server/tokens.py:14,24 uses re.match with '$', which also matches before a trailing "
-    "newline, so 'mnem_<43 chars>\\n' passes the format check (and costs a database lookup)",
-)
 def test_it_rejects_a_token_with_a_trailing_newline() -> None:
     assert not tokens.is_well_formed(tokens.generate_token() + "\n")
 

@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import IntegrityError
 from django.utils import timezone
 
+from mcp_server.models import MCPToken
 from mcp_server.server import TOOL_SPECS
 from mcp_server.services import create_token
 from mcp_server.users import ensure_token_owner
@@ -37,13 +38,16 @@ class Command(BaseCommand):
         days = options["expires_days"]
         if days is not None and days < 1:
             raise CommandError("--expires-days must be at least 1")
+        name = options["name"].strip()
+        if not name or len(name) > MCPToken._meta.get_field("name").max_length:  # type: ignore[operator]
+            raise CommandError("--name must be 1 to 100 characters")
         user, created = ensure_token_owner(options["user"])
         if created:
             self.stderr.write(f"Created user {user.get_username()!r} without a usable password.")
         try:
             token, raw = create_token(
                 user=user,
-                name=options["name"],
+                name=name,
                 allowed_tools=tools,
                 expires_at=timezone.now() + timedelta(days=days) if days else None,
                 actor="create_mcp_token",

@@ -1,0 +1,73 @@
+"""python manage.py evaluate --dataset DIR [--split S] [--search-types T,T] [--alpha A] [--limit N]
+
+Loads a BEIR-layout dataset into a library of its own (once), runs every judged
+query of the split through the SearchService, and prints as its last line a JSON
+object with ndcg@10, recall@100, mrr@10, queries and latency_ms {p50, p95}.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from mnemosyne.ingestion.embedding import get_embedder
+from mnemosyne.library.errors import LibraryError
+from mnemosyne.search.beir import Dataset, ensure_loaded, evaluate
+from mnemosyne.search.service import SEARCH_TYPES, SearchRequest
+from mnemosyne.storage import get_chunk_store
+
+
+class Command(BaseCommand):
+    help = "Measure search quality on a BEIR-layout dataset."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dataset", required=True, type=Path, help="Directory with corpus.jsonl etc.")
+        parser.add_argument("--split", default="test", choices=["train", "dev", "test"])
+        parser.add_argument(
+            "--search-types",
+            default="vector,fulltext",
+            help=f"Comma-separated legs to run: some of {', '.join(SEARCH_TYPES)}.",
+        )
+        parser.add_argument("--limit", type=int, default=100, help="Results per query (1-100).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        dataset = Dataset(options["dataset"])
+        embedder = get_embedder()
+        progress = sys.stderr.isatty()
+        try:
+            dataset.check(options["split"])
+            with tqdm(total=dataset.corpus_size(), unit="doc", desc="load", disable=not progress) as bar:
+                library, _ = ensure_loaded(
+                    dataset,
+                    embedder=embedder,
+                    store=get_chunk_store(),
+                    on_progress=lambda result: bar.update(1),
+                )
+            template = SearchRequest(
+                query="",
+                library_uid=library.uid,
+                limit=options["limit"],
+                search_types=[name.strip() for name in options["search_types"].split(",") if name.strip()],
+                rerank=False,
+            )
+            with tqdm(unit="query", desc="search", disable=not progress) as bar:
+
+                def on_query(done: int, total: int) -> None:
+                    bar.total = total
+                    bar.update(1)
+
+                result = evaluate(
+                    dataset,
+                    split=options["split"],
+                    library=library,
+                    request_template=template,
+                    embedder=embedder,
+                    on_query=on_query,
+                )
+        except LibraryError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(result.as_json())
