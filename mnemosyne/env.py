@@ -46,6 +46,25 @@ def envint(name: str, default: int, *, minimum: int | None = None, maximum: int 
     return value
 
 
+def envfloat(
+    name: str, default: float, *, minimum: float | None = None, maximum: float | None = None
+) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+    if (
+        value != value
+        or (minimum is not None and value < minimum)
+        or (maximum is not None and value > maximum)
+    ):
+        raise ImproperlyConfigured(f"{name} must be between {minimum} and {maximum}, got {raw!r}")
+    return value
+
+
 def envchoice(name: str, default: str, choices: Iterable[str]) -> str:
     allowed = tuple(choices)
     value = os.environ.get(name, default).strip().lower()

@@ -11,7 +11,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from mnemosyne.database import embedded_database_url, parse_database_url
-from mnemosyne.env import envbool, envchoice, envint, envlist, envstr
+from mnemosyne.env import envbool, envchoice, envfloat, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -44,6 +44,14 @@ if CHUNK_OVERLAP_TOKENS >= CHUNK_MAX_TOKENS:
 INGEST_MAX_FILE_BYTES = envint("INGEST_MAX_FILE_BYTES", 50 * 1024 * 1024, minimum=1)
 LOG_LEVEL = envchoice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
 SEARCH_HNSW_EF_SEARCH = envint("SEARCH_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
+# Fusion of the legs: "rrf" (reciprocal rank fusion, k = SEARCH_RRF_K) or "relative" (min-max
+# normalised scores, vector weighted by SEARCH_ALPHA, full text by 1 - SEARCH_ALPHA).
+SEARCH_FUSION = envchoice("SEARCH_FUSION", "rrf", ("rrf", "relative"))
+SEARCH_RRF_K = envint("SEARCH_RRF_K", 60, minimum=1, maximum=1000)
+SEARCH_ALPHA = envfloat("SEARCH_ALPHA", 0.5, minimum=0.0, maximum=1.0)
+SEARCH_GRAPH_WEIGHT = envfloat("SEARCH_GRAPH_WEIGHT", 0.0, minimum=0.0, maximum=1.0)
+SEARCH_BM25_K1 = envfloat("SEARCH_BM25_K1", 0.9, minimum=0.0, maximum=10.0)
+SEARCH_BM25_B = envfloat("SEARCH_BM25_B", 0.4, minimum=0.0, maximum=1.0)
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -70,6 +70,8 @@ class SentenceTransformerEmbedder:
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()
+        # Counting tokens of a long text (to chunk it) is not running it through the model.
+        transformers_logging.set_verbosity_error()
 
         self._model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
         self.model_id = model_id

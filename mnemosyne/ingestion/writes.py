@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 
 from mnemosyne.ingestion.chunking import ChunkSpan
 from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, EmbeddingStatus, Item
@@ -32,7 +33,7 @@ def replace_chunks(
         key.rsplit("/", 1)[0]
         for key in Chunk.objects.filter(item=locked).values_list("storage_key", flat=True)
     }
-    delete_chunks(Chunk.objects.filter(item=locked).values_list("id", flat=True))
+    Chunk.objects.filter(item=locked).delete()
     collection = locked.collection
     rows = [
         Chunk(
@@ -64,10 +65,6 @@ def replace_chunks(
     return old_prefixes
 
 
-def delete_chunks(ids: Sequence[int] | object) -> None:
-    Chunk.objects.filter(id__in=ids).delete()
-
-
 def write_search_vectors(ids: list[int], headers: list[str], bodies: list[str]) -> None:
     """Full-text vectors over the full chunk text; headings weigh more than body text."""
     if not ids:
@@ -83,3 +80,33 @@ def write_search_vectors(ids: list[int], headers: list[str], bodies: list[str]) 
             """,
             [ids, headers, bodies],
         )
+        write_postings(cursor, ids)
+
+
+def write_postings(cursor: CursorWrapper, ids: list[int]) -> None:
+    """Index the chunks' lexemes for BM25 (document frequencies follow by trigger)."""
+    # Two statements: the second must see terms another transaction committed meanwhile.
+    cursor.execute(
+        """
+        INSERT INTO library_term (lexeme, document_frequency)
+        SELECT DISTINCT u.lexeme, 0
+        FROM library_chunk c, unnest(c.search_vector) AS u
+        WHERE c.id = ANY(%s)
+        ON CONFLICT (lexeme) DO NOTHING
+        """,
+        [ids],
+    )
+    cursor.execute(
+        """
+        WITH occurrences AS (
+            SELECT c.id AS chunk_id, c.library_id, c.collection_id, u.lexeme,
+                   coalesce(array_length(u.positions, 1), 1) AS tf
+            FROM library_chunk c, unnest(c.search_vector) AS u
+            WHERE c.id = ANY(%s)
+        )
+        INSERT INTO library_posting (term_id, chunk_id, tf, dl, library_id, collection_id)
+        SELECT t.id, o.chunk_id, o.tf, sum(o.tf) OVER (PARTITION BY o.chunk_id), o.library_id, o.collection_id
+        FROM occurrences o JOIN library_term t ON t.lexeme = o.lexeme
+        """,
+        [ids],
+    )

@@ -127,3 +127,39 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item.title} #{self.ordinal}"
+
+
+class Term(models.Model):
+    """A lexeme of the full-text index (english stemming, stop words removed) and its document frequency.
+
+    document_frequency is kept current by triggers on library_posting (migration 0002).
+    """
+
+    lexeme = models.TextField(unique=True)
+    document_frequency = models.IntegerField(default=0)
+
+    def __str__(self) -> str:
+        return self.lexeme
+
+
+class Posting(models.Model):
+    """One lexeme in one chunk: the inverted index BM25 is scored from, in plain PostgreSQL."""
+
+    pk = models.CompositePrimaryKey("term", "chunk")
+    term = models.ForeignKey(Term, on_delete=models.DO_NOTHING, related_name="+", db_index=False)
+    chunk = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tf = models.IntegerField(help_text="Occurrences of the lexeme in the chunk.")
+    dl = models.IntegerField(help_text="The chunk's length in lexeme occurrences.")
+    # Copied from the chunk so filtered queries read only postings.
+    library_id = models.BigIntegerField()
+    collection_id = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["term"],
+                include=["chunk", "tf", "dl", "library_id", "collection_id"],
+                name="posting_by_term",
+            ),
+            models.Index(fields=["chunk"], name="posting_by_chunk"),
+        ]

@@ -21,16 +21,51 @@ class Fused(Generic[K]):
 
 def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[K]], *, k: int = RRF_K) -> list[Fused[K]]:
     """Fuse ranked lists: score(d) = Σ 1 / (k + rank(d)), best first; ties keep first-seen order."""
+    return weighted_rrf(rankings, {}, k=k)
+
+
+def relative_score_fusion(
+    scored: Mapping[str, Sequence[tuple[K, float]]], weights: Mapping[str, float]
+) -> list[Fused[K]]:
+    """Weaviate's relativeScoreFusion: min-max normalise each leg to [0, 1], then sum with weights.
+
+    A key a leg did not return scores 0 in that leg. A leg whose scores are all equal
+    normalises to 1 for every key it returned.
+    """
+    fused: dict[K, Fused[K]] = {}
+    for leg, hits in scored.items():
+        weight = weights.get(leg, 0.0)
+        if not hits:
+            continue
+        values = [score for _, score in hits]
+        low, high = min(values), max(values)
+        span = high - low
+        for rank, (key, score) in enumerate(hits, start=1):
+            entry = fused.get(key)
+            if entry is None:
+                entry = fused[key] = Fused(key=key, score=0.0)
+            if leg in entry.ranks:
+                continue
+            entry.ranks[leg] = rank
+            entry.score += weight * ((score - low) / span if span > 0 else 1.0)
+    return sorted(fused.values(), key=lambda entry: entry.score, reverse=True)
+
+
+def weighted_rrf(
+    rankings: Mapping[str, Sequence[K]], weights: Mapping[str, float], *, k: int = RRF_K
+) -> list[Fused[K]]:
+    """Reciprocal rank fusion with a weight per leg: score(d) = Σ w_leg / (k + rank_leg(d))."""
     if k < 1:
         raise ValueError("k must be at least 1")
     fused: dict[K, Fused[K]] = {}
     for leg, keys in rankings.items():
+        weight = weights.get(leg, 1.0)
         for rank, key in enumerate(keys, start=1):
             entry = fused.get(key)
             if entry is None:
                 entry = fused[key] = Fused(key=key, score=0.0)
             if leg in entry.ranks:
-                continue  # a key listed twice in one leg counts once, at its best rank
+                continue
             entry.ranks[leg] = rank
-            entry.score += 1.0 / (k + rank)
+            entry.score += weight / (k + rank)
     return sorted(fused.values(), key=lambda entry: entry.score, reverse=True)

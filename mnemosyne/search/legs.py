@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from pgvector.django import CosineDistance
 
 from mnemosyne.library.models import Chunk
@@ -19,6 +19,21 @@ class Filters:
     library_uid: str | None = None
     library_type: str | None = None
     collection_uid: str | None = None
+
+    def posting_sql(self) -> tuple[str, list[str]]:
+        """The filters as SQL on library_posting `p` (AND-combined), with their parameters."""
+        clauses: list[str] = []
+        params: list[str] = []
+        if self.library_uid is not None:
+            clauses.append("p.library_id = (SELECT id FROM library_library WHERE uid = %s)")
+            params.append(self.library_uid)
+        if self.library_type is not None:
+            clauses.append("p.library_id IN (SELECT id FROM library_library WHERE library_type = %s)")
+            params.append(self.library_type)
+        if self.collection_uid is not None:
+            clauses.append("p.collection_id = (SELECT id FROM library_collection WHERE uid = %s)")
+            params.append(self.collection_uid)
+        return "".join(f" AND {clause}" for clause in clauses), params
 
     def q(self) -> Q:
         condition = Q()
@@ -48,16 +63,48 @@ def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tu
     return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
 
 
+# Operators of websearch_to_tsquery: "quoted phrase", -exclusion, OR.
+_OPERATORS = re.compile(r'"|(^|\s)-\w|\sor\s', re.IGNORECASE)
+
+
 def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
-    """Full text with websearch_to_tsquery (quoted phrases, OR, -exclusion) over the GIN index."""
-    tsquery = SearchQuery(query, search_type="websearch", config="english")
-    rows = (
-        Chunk.objects.filter(filters.q(), search_vector=tsquery)
-        .annotate(rank=SearchRank(F("search_vector"), tsquery, normalization=1))
-        .order_by("-rank", "id")
-        .values_list("id", "rank")[:limit]
-    )
-    return [(chunk_id, float(rank)) for chunk_id, rank in rows]
+    """BM25 (k1, b from settings) over the inverted index, with english stemming and stop words.
+
+    IDF and the average chunk length come from corpus statistics that triggers keep current.
+    A query using websearch operators (phrases, -exclusion, OR) also has to match them.
+    """
+    where, params = filters.posting_sql()
+    if _OPERATORS.search(query):
+        where += (
+            " AND p.chunk_id IN"
+            " (SELECT id FROM library_chunk WHERE search_vector @@ websearch_to_tsquery('english', %s))"
+        )
+        params.append(query)
+    sql = f"""
+        WITH query_terms AS (
+            SELECT t.id, t.document_frequency AS df
+            FROM library_term t
+            WHERE t.lexeme = ANY (tsvector_to_array(to_tsvector('english', %s))) AND t.document_frequency > 0
+        ), stats AS (
+            SELECT greatest(chunk_count, 1)::float8 AS n,
+                   greatest(total_length, 1)::float8 / greatest(chunk_count, 1) AS avgdl
+            FROM library_corpus_stats WHERE id = 1
+        )
+        SELECT p.chunk_id,
+               sum(ln(1 + (s.n - q.df + 0.5) / (q.df + 0.5))
+                   * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / s.avgdl))) AS score
+        FROM query_terms q
+        JOIN library_posting p ON p.term_id = q.id
+        CROSS JOIN stats s
+        WHERE true {where}
+        GROUP BY p.chunk_id
+        ORDER BY score DESC, p.chunk_id
+        LIMIT %s
+    """
+    k1, b = settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [query, k1, k1, b, b, *params, limit])
+        return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
 
 
 def hydrate(ids: Sequence[int]) -> dict[int, Chunk]:

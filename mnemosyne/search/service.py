@@ -9,13 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from django.conf import settings
+
 from mnemosyne.ingestion.embedding import Embedder, get_embedder
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Chunk
 from mnemosyne.library.services import validate_library_type
 from mnemosyne.search import legs
-from mnemosyne.search.fusion import RRF_K, reciprocal_rank_fusion
+from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
 
 SEARCH_TYPES = ("vector", "fulltext", "graph")
 # Legs this release runs; "graph" is accepted and reported as not run.
@@ -37,6 +39,9 @@ class SearchRequest:
     search_types: Sequence[str] = SEARCH_TYPES
     rerank: bool = True
     include_images: bool = True
+    # None: the configured default fusion. A number in [0, 1]: relative-score fusion weighting
+    # the vector leg by alpha and the full-text leg by 1 - alpha (Weaviate's hybrid alpha).
+    alpha: float | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,8 @@ def validate(request: SearchRequest) -> SearchRequest:
         raise InvalidArgument(
             f"unknown search type {unknown[0]!r}; expected some of {', '.join(SEARCH_TYPES)}"
         )
+    if request.alpha is not None and not 0.0 <= request.alpha <= 1.0:
+        raise InvalidArgument(f"alpha must be between 0 and 1, got {request.alpha}")
     if request.library_type is not None:
         validate_library_type(request.library_type)
     # Unknown uids are an error naming them, not an empty result.
@@ -84,6 +91,18 @@ def validate(request: SearchRequest) -> SearchRequest:
     if request.collection_uid is not None:
         selectors.get_collection(request.collection_uid)
     return request
+
+
+def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | None) -> list[Fused[int]]:
+    """Fuse the legs: relative-score fusion when alpha is given or configured, else weighted RRF."""
+    if alpha is None and settings.SEARCH_FUSION == "relative":
+        alpha = settings.SEARCH_ALPHA
+    if alpha is not None:
+        weights = {"vector": alpha, "fulltext": 1.0 - alpha, "graph": settings.SEARCH_GRAPH_WEIGHT}
+        return relative_score_fusion(found_by_leg, weights)
+    rankings = {leg: [chunk_id for chunk_id, _ in found] for leg, found in found_by_leg.items()}
+    rrf_weights = {"graph": settings.SEARCH_GRAPH_WEIGHT}
+    return weighted_rrf(rankings, rrf_weights, k=settings.SEARCH_RRF_K)
 
 
 def search(request: SearchRequest, *, embedder: Embedder | None = None) -> SearchResponse:
@@ -96,8 +115,7 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
     )
     candidates = max(request.limit, MIN_CANDIDATES)
     wanted = list(dict.fromkeys(request.search_types))
-    rankings: dict[str, list[int]] = {}
-    scores: dict[str, dict[int, float]] = {}
+    found_by_leg: dict[str, list[tuple[int, float]]] = {}
     not_run: dict[str, str] = {}
     for leg in wanted:
         if leg == "vector":
@@ -108,10 +126,10 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
         else:
             not_run[leg] = "the graph leg is not available in this release"
             continue
-        rankings[leg] = [chunk_id for chunk_id, _ in found]
-        scores[leg] = dict(found)
+        found_by_leg[leg] = found
 
-    fused = reciprocal_rank_fusion(rankings, k=RRF_K)[: request.limit]
+    fused = fuse(found_by_leg, alpha=request.alpha)[: request.limit]
+    scores = {leg: dict(found) for leg, found in found_by_leg.items()}
     chunks = legs.hydrate([entry.key for entry in fused])
     hits = [
         SearchHit(
@@ -124,7 +142,7 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
     ]
     return SearchResponse(
         hits=hits,
-        legs_run=list(rankings),
+        legs_run=list(found_by_leg),
         legs_not_run=not_run,
         rerank_applied=False,
         rerank_note="no reranker is configured; results are in fused order" if request.rerank else "",

@@ -33,6 +33,13 @@ class Command(BaseCommand):
             help=f"Comma-separated legs to run: some of {', '.join(SEARCH_TYPES)}.",
         )
         parser.add_argument("--limit", type=int, default=100, help="Results per query (1-100).")
+        parser.add_argument(
+            "--alpha",
+            type=float,
+            default=None,
+            help="Relative-score fusion weight of the vector leg (0 = full text only, 1 = vector only); "
+            "default: the configured fusion.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         dataset = Dataset(options["dataset"])
@@ -53,6 +60,7 @@ class Command(BaseCommand):
                 limit=options["limit"],
                 search_types=[name.strip() for name in options["search_types"].split(",") if name.strip()],
                 rerank=False,
+                alpha=options["alpha"],
             )
             with tqdm(unit="query", desc="search", disable=not progress) as bar:
 
