@@ -24,14 +24,28 @@ if not SECRET_KEY:
     SECRET_KEY = "insecure-development-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+# Behind a TLS-terminating proxy (see nginx.conf): origins allowed to POST to the admin, and
+# whether to trust X-Forwarded-Proto for request.is_secure().
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
+if envbool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 PORT = envint("PORT", 8001, minimum=1, maximum=65535)
 
 MNEMOSYNE_DATA_DIR = Path(envstr("MNEMOSYNE_DATA_DIR", str(BASE_DIR / ".mnemosyne"))).expanduser().resolve()
 
 MCP_REQUIRE_AUTH = envbool("MCP_REQUIRE_AUTH", True)
 CHUNK_STORE = envchoice("CHUNK_STORE", "filesystem", ("filesystem", "s3"))
-if CHUNK_STORE == "s3":
-    raise ImproperlyConfigured("CHUNK_STORE=s3 is not available yet; use CHUNK_STORE=filesystem")
+# S3-compatible object storage (AWS S3, MinIO, R2) when CHUNK_STORE=s3. Credentials come from
+# AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or the usual boto3 chain).
+S3_BUCKET = envstr("S3_BUCKET", "")
+S3_PREFIX = envstr("S3_PREFIX", "mnemosyne/")
+S3_ENDPOINT_URL = envstr("S3_ENDPOINT_URL", "") or None
+S3_REGION = envstr("S3_REGION", "us-east-1")
+S3_CONNECT_TIMEOUT = envfloat("S3_CONNECT_TIMEOUT", 3.0, minimum=0.1, maximum=60.0)
+S3_READ_TIMEOUT = envfloat("S3_READ_TIMEOUT", 5.0, minimum=0.1, maximum=300.0)
+S3_MAX_ATTEMPTS = envint("S3_MAX_ATTEMPTS", 3, minimum=1, maximum=10)
+if CHUNK_STORE == "s3" and not S3_BUCKET:
+    raise ImproperlyConfigured("S3_BUCKET is required when CHUNK_STORE=s3")
 GRAPH_BACKEND = envchoice("GRAPH_BACKEND", "postgres", ("postgres", "neo4j"))
 # "all-MiniLM-L6-v2" is the bundled model (checksum verified at load); anything else
 # is a path to a local sentence-transformers model directory.
@@ -50,6 +64,20 @@ SEARCH_FUSION = envchoice("SEARCH_FUSION", "rrf", ("rrf", "relative"))
 SEARCH_RRF_K = envint("SEARCH_RRF_K", 60, minimum=1, maximum=1000)
 SEARCH_ALPHA = envfloat("SEARCH_ALPHA", 0.5, minimum=0.0, maximum=1.0)
 SEARCH_GRAPH_WEIGHT = envfloat("SEARCH_GRAPH_WEIGHT", 0.0, minimum=0.0, maximum=1.0)
+# Reranking (off unless configured): an HTTP /rerank endpoint (TEI, Cohere or Jina style)
+# or a local cross-encoder directory.
+RERANK_URL = envstr("RERANK_URL", "")
+RERANK_PROTOCOL = envchoice("RERANK_PROTOCOL", "tei", ("tei", "cohere"))
+RERANK_API_KEY = envstr("RERANK_API_KEY", "")
+RERANK_MODEL = envstr("RERANK_MODEL", "")
+RERANK_MODEL_PATH = envstr("RERANK_MODEL_PATH", "")
+RERANK_TIMEOUT = envfloat("RERANK_TIMEOUT", 5.0, minimum=0.1, maximum=120.0)
+RERANK_TOP_N = envint("RERANK_TOP_N", 50, minimum=1, maximum=500)
+if RERANK_URL and RERANK_MODEL_PATH:
+    raise ImproperlyConfigured("set RERANK_URL or RERANK_MODEL_PATH, not both")
+# Search results are cut to about this many tokens per response (clients cap tool results,
+# e.g. at 25,000 tokens); the rest is reachable with next_cursor.
+SEARCH_RESPONSE_TOKEN_BUDGET = envint("SEARCH_RESPONSE_TOKEN_BUDGET", 8000, minimum=500, maximum=100_000)
 SEARCH_BM25_K1 = envfloat("SEARCH_BM25_K1", 0.9, minimum=0.0, maximum=10.0)
 SEARCH_BM25_B = envfloat("SEARCH_BM25_B", 0.4, minimum=0.0, maximum=1.0)
 
@@ -63,6 +91,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "mnemosyne",
     "mnemosyne.library",
+    "mnemosyne.graph",
     "mcp_server",
 ]
 

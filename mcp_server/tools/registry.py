@@ -26,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mcp_server.cursors import InvalidCursor
 from mcp_server.metrics import TOOL_DURATION, TOOL_INVOCATIONS
 from mnemosyne.library.errors import LibraryError
 
@@ -83,6 +84,8 @@ def _instrumented(spec: ToolSpec) -> Callable[..., CallToolResult]:
         try:
             result = spec.fn(**kwargs)
             status = "ok"
+        except InvalidCursor as exc:
+            raise MCPError(INVALID_PARAMS, f"Invalid arguments for tool {spec.name}: cursor: {exc}") from None
         except LibraryError as exc:
             raise ToolError(str(exc)) from exc
         finally:

@@ -23,8 +23,15 @@ class LegScore(BaseModel):
     score: float = Field(description="The leg's own score (cosine similarity, or full-text rank).")
 
 
+class Explain(BaseModel):
+    fused_score: float = Field(description="Score after fusing the legs.")
+    rerank_score: float | None = Field(description="The reranker's score, when reranking was applied.")
+    legs: dict[str, LegScore] = Field(description="Rank and score of the chunk in each leg that found it.")
+
+
 class SearchHit(BaseModel):
     chunk_uid: str
+    kind: str = Field(description="text, or image (then the preview is the image's caption).")
     text_preview: str
     score: float = Field(description="Fused score; higher is better.")
     library: LibraryRef
@@ -36,7 +43,12 @@ class SearchHit(BaseModel):
         description="Offset of the chunk's first character in the item's normalised text."
     )
     char_end: int = Field(description="Offset just past the chunk's last character.")
-    legs: dict[str, LegScore] = Field(description="Rank and score of the chunk in each leg that found it.")
+    explain: Explain | None = Field(default=None, description="Present when return_metadata has explain.")
+    text: str | None = Field(default=None, description="Full chunk text, when return_metadata has text.")
+    source: str | None = Field(default=None, description="Item path or URL, when return_metadata has source.")
+    duplicates: list[str] | None = Field(
+        default=None, description="uids of near-identical chunks folded into this one (return_metadata)."
+    )
 
 
 class RerankInfo(BaseModel):
@@ -47,6 +59,8 @@ class RerankInfo(BaseModel):
 
 class SearchResult(BaseModel):
     results: list[SearchHit]
+    next_cursor: str | None = Field(description="Pass as cursor (with the same arguments) for more results.")
+    fusion: str = Field(description="How the legs were fused.")
     legs_run: list[str] = Field(description="Search legs that ran for this query.")
     legs_not_run: dict[str, str] = Field(description="Requested legs that did not run, with the reason.")
     rerank: RerankInfo

@@ -1,12 +1,15 @@
 """The `search` tool: hybrid retrieval over the libraries."""
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
+from django.conf import settings
 from pydantic import Field
 
+from mcp_server import cursors
 from mcp_server.tools.registry import ToolSpec
 from mcp_server.tools.schemas import (
     CollectionRef,
+    Explain,
     ItemRef,
     LegScore,
     LibraryRef,
@@ -14,10 +17,13 @@ from mcp_server.tools.schemas import (
     SearchHit,
     SearchResult,
 )
+from mnemosyne.library.selectors import chunk_text
 from mnemosyne.search import service
+from mnemosyne.search.shaping import estimate_tokens, fit_budget
 
 LibraryTypeName = Literal["general", "documentation", "research", "books", "legal", "notes", "code"]
 SearchType = Literal["vector", "fulltext", "graph"]
+MetadataField = Literal["explain", "text", "source", "duplicates"]
 
 
 def search(
@@ -42,7 +48,49 @@ def search(
         list[SearchType],
         Field(description="Legs to run and fuse: vector (semantic), fulltext (keywords), graph (concepts)."),
     ] = ["vector", "fulltext", "graph"],  # noqa: B006  (pydantic copies defaults)
+    alpha: Annotated[
+        float | None,
+        Field(
+            ge=0,
+            le=1,
+            description="Hybrid weighting: 0 = keyword (BM25) only, 1 = semantic only, between = blend of "
+            "normalised scores. Omit for the default fusion.",
+        ),
+    ] = None,
+    diversity: Annotated[
+        float | None,
+        Field(
+            ge=0,
+            le=1,
+            description="Trade relevance for variety (maximal marginal relevance), 0-1. Omit for none.",
+        ),
+    ] = None,
+    return_metadata: Annotated[
+        list[MetadataField],
+        Field(
+            description="Extra fields per result: explain (each leg's rank and score), text (full chunk text "
+            "instead of only the preview), source (item path or URL), duplicates (near-identical chunks "
+            "folded in)."
+        ),
+    ] = [],  # noqa: B006  (pydantic copies defaults)
+    cursor: Annotated[
+        str | None,
+        Field(description="next_cursor from a previous call with the same arguments, for the next page."),
+    ] = None,
 ) -> SearchResult:
+    paged_arguments: dict[str, Any] = {
+        "query": query,
+        "library_uid": library_uid,
+        "library_type": library_type,
+        "collection_uid": collection_uid,
+        "limit": limit,
+        "rerank": rerank,
+        "include_images": include_images,
+        "search_types": sorted(search_types),
+        "alpha": alpha,
+        "diversity": diversity,
+    }
+    offset = cursors.decode("search", cursor, arguments=paged_arguments) if cursor else 0
     response = service.search(
         service.SearchRequest(
             query=query,
@@ -53,45 +101,82 @@ def search(
             search_types=search_types,
             rerank=rerank,
             include_images=include_images,
+            alpha=alpha,
+            diversity=diversity,
+            offset=offset,
         )
     )
+    extras = set(return_metadata)
+    hits = [_hit(hit, extras) for hit in response.hits]
+    # Stay well under what clients accept in one tool result; the rest is a page away.
+    kept = fit_budget(
+        [estimate_tokens(hit.model_dump_json()) for hit in hits], settings.SEARCH_RESPONSE_TOKEN_BUDGET
+    )
+    more = kept < len(hits) or response.more
+    next_offset = offset + kept
     return SearchResult(
-        results=[
-            SearchHit(
-                chunk_uid=hit.chunk.uid,
-                text_preview=hit.chunk.text_preview,
-                score=round(hit.score, 6),
-                library=LibraryRef(uid=hit.chunk.library.uid, name=hit.chunk.library.name),
-                collection=CollectionRef(uid=hit.chunk.collection.uid, name=hit.chunk.collection.name),
-                item=ItemRef(uid=hit.chunk.item.uid, title=hit.chunk.item.title),
-                section=hit.chunk.section_path,
-                page=hit.chunk.page,
-                char_start=hit.chunk.char_start,
-                char_end=hit.chunk.char_end,
+        results=hits[:kept],
+        next_cursor=(
+            cursors.encode("search", offset=next_offset, arguments=paged_arguments)
+            if more and next_offset < service.MAX_WINDOW
+            else None
+        ),
+        legs_run=response.legs_run,
+        legs_not_run=response.legs_not_run,
+        fusion=response.fusion,
+        rerank=RerankInfo(requested=rerank, applied=response.rerank_applied, note=response.rerank_note),
+    )
+
+
+def _hit(hit: service.SearchHit, extras: set[str]) -> SearchHit:
+    chunk = hit.chunk
+    return SearchHit(
+        chunk_uid=chunk.uid,
+        kind=chunk.kind,
+        text_preview=chunk.text_preview,
+        score=round(hit.score if hit.rerank_score is None else hit.rerank_score, 6),
+        library=LibraryRef(uid=chunk.library.uid, name=chunk.library.name),
+        collection=CollectionRef(uid=chunk.collection.uid, name=chunk.collection.name),
+        item=ItemRef(uid=chunk.item.uid, title=chunk.item.title),
+        section=chunk.section_path,
+        page=chunk.page,
+        char_start=chunk.char_start,
+        char_end=chunk.char_end,
+        explain=(
+            Explain(
+                fused_score=round(hit.score, 6),
+                rerank_score=None if hit.rerank_score is None else round(hit.rerank_score, 6),
                 legs={
                     leg: LegScore(rank=entry.rank, score=round(entry.score, 6))
                     for leg, entry in hit.legs.items()
                 },
             )
-            for hit in response.hits
-        ],
-        legs_run=response.legs_run,
-        legs_not_run=response.legs_not_run,
-        rerank=RerankInfo(requested=rerank, applied=response.rerank_applied, note=response.rerank_note),
+            if "explain" in extras
+            else None
+        ),
+        text=chunk_text(chunk) if "text" in extras else None,
+        source=chunk.item.source if "source" in extras else None,
+        duplicates=hit.duplicates if "duplicates" in extras else None,
     )
 
 
 def render_search(result: SearchResult) -> str:
-    lines = [f"{len(result.results)} results (legs: {', '.join(result.legs_run) or 'none'})."]
+    lines = [
+        f"{len(result.results)} results (legs: {', '.join(result.legs_run) or 'none'}; {result.fusion})."
+    ]
     for number, hit in enumerate(result.results, start=1):
-        where = " › ".join(part for part in (hit.item.title, hit.section) if part)
+        where = " › ".join(part for part in (hit.item.title, hit.section) if part and part != hit.item.title)
+        where = where or hit.item.title
         page = f", p. {hit.page}" if hit.page else ""
         preview = " ".join(hit.text_preview.split())[:160]
-        lines.append(f"{number}. [{hit.chunk_uid}] {where}{page} (score {hit.score:.4f})\n   {preview}")
+        lines.append(f"{number}. [{hit.chunk_uid}] {hit.item.title}{page} — {where} (score {hit.score:.4f})")
+        lines.append(f"   {preview}")
     for leg, reason in result.legs_not_run.items():
         lines.append(f"Not run: {leg}: {reason}.")
     if result.rerank.requested and not result.rerank.applied:
         lines.append(f"Rerank not applied: {result.rerank.note}.")
+    if result.next_cursor:
+        lines.append("More results: call search again with the same arguments and cursor=next_cursor.")
     return "\n".join(lines)
 
 
@@ -100,11 +185,11 @@ SEARCH = ToolSpec(
     name="search",
     title="Search the libraries",
     description=(
-        "Hybrid search (semantic vectors + keyword full text, fused) over ingested documents. "
-        "Returns ranked chunks with chunk_uid, a preview, and citation data (library, collection, item, "
-        "section, page, character offsets). Use get_chunk with a chunk_uid for the full text, and cite "
-        "chunk_uids in your answer. Narrow with library_uid / collection_uid from list_libraries / "
-        "list_collections."
+        "Hybrid search (semantic vectors + BM25 keywords, fused) over ingested documents. Returns ranked "
+        "chunks with chunk_uid, a preview, and citation data (library, collection, item, section, page, "
+        "character offsets). Use get_chunk with a chunk_uid for the full text, and cite chunk_uids in your "
+        "answer. Narrow with library_uid / collection_uid from list_libraries / list_collections; use alpha "
+        "to favour exact keywords (0) or meaning (1); page with next_cursor."
     ),
     render=render_search,
 )

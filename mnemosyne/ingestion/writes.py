@@ -99,13 +99,14 @@ def write_postings(cursor: CursorWrapper, ids: list[int]) -> None:
     cursor.execute(
         """
         WITH occurrences AS (
-            SELECT c.id AS chunk_id, c.library_id, c.collection_id, u.lexeme,
+            SELECT c.id AS chunk_id, c.library_id, c.collection_id, c.kind, u.lexeme,
                    coalesce(array_length(u.positions, 1), 1) AS tf
             FROM library_chunk c, unnest(c.search_vector) AS u
             WHERE c.id = ANY(%s)
         )
-        INSERT INTO library_posting (term_id, chunk_id, tf, dl, library_id, collection_id)
-        SELECT t.id, o.chunk_id, o.tf, sum(o.tf) OVER (PARTITION BY o.chunk_id), o.library_id, o.collection_id
+        INSERT INTO library_posting (term_id, chunk_id, tf, dl, library_id, collection_id, is_image)
+        SELECT t.id, o.chunk_id, o.tf, sum(o.tf) OVER (PARTITION BY o.chunk_id),
+               o.library_id, o.collection_id, o.kind = 'image'
         FROM occurrences o JOIN library_term t ON t.lexeme = o.lexeme
         """,
         [ids],

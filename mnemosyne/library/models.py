@@ -91,6 +91,11 @@ class Item(models.Model):
         return self.title
 
 
+class ChunkKind(models.TextChoices):
+    TEXT = "text", "Text"
+    IMAGE = "image", "Image"
+
+
 class Chunk(models.Model):
     uid = models.CharField(max_length=32, unique=True, default=uids.new_chunk_uid, editable=False)
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="chunks")
@@ -98,6 +103,10 @@ class Chunk(models.Model):
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+")
     library = models.ForeignKey(Library, on_delete=models.CASCADE, related_name="+")
     ordinal = models.PositiveIntegerField()
+    # An image chunk's text is its caption; the image itself is in the ChunkStore under image_key.
+    kind = models.CharField(max_length=8, choices=ChunkKind.choices, default=ChunkKind.TEXT)
+    mime_type = models.CharField(max_length=100, blank=True, default="")
+    image_key = models.CharField(max_length=300, blank=True, default="")
     text_preview = models.CharField(max_length=TEXT_PREVIEW_CHARS)
     search_vector = SearchVectorField(null=True)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
@@ -153,6 +162,7 @@ class Posting(models.Model):
     # Copied from the chunk so filtered queries read only postings.
     library_id = models.BigIntegerField()
     collection_id = models.BigIntegerField()
+    is_image = models.BooleanField(default=False)
 
     class Meta:
         indexes = [

@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from pgvector.django import CosineDistance
 
-from mnemosyne.library.models import Chunk
+from mnemosyne.library.models import Chunk, ChunkKind
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,7 @@ class Filters:
     library_uid: str | None = None
     library_type: str | None = None
     collection_uid: str | None = None
+    include_images: bool = True
 
     def posting_sql(self) -> tuple[str, list[str]]:
         """The filters as SQL on library_posting `p` (AND-combined), with their parameters."""
@@ -33,6 +34,8 @@ class Filters:
         if self.collection_uid is not None:
             clauses.append("p.collection_id = (SELECT id FROM library_collection WHERE uid = %s)")
             params.append(self.collection_uid)
+        if not self.include_images:
+            clauses.append("NOT p.is_image")
         return "".join(f" AND {clause}" for clause in clauses), params
 
     def q(self) -> Q:
@@ -43,6 +46,8 @@ class Filters:
             condition &= Q(library__library_type=self.library_type)
         if self.collection_uid is not None:
             condition &= Q(collection__uid=self.collection_uid)
+        if not self.include_images:
+            condition &= ~Q(kind=ChunkKind.IMAGE)
         return condition
 
 
@@ -107,10 +112,7 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
         return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
 
 
-def hydrate(ids: Sequence[int]) -> dict[int, Chunk]:
-    chunks = (
-        Chunk.objects.filter(id__in=list(ids))
-        .select_related("item", "collection", "library")
-        .defer("embedding", "search_vector")
-    )
+def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, Chunk]:
+    chunks = Chunk.objects.filter(id__in=list(ids)).select_related("item", "collection", "library")
+    chunks = chunks.defer("search_vector") if with_embeddings else chunks.defer("embedding", "search_vector")
     return {chunk.id: chunk for chunk in chunks}

@@ -7,7 +7,7 @@ first; the legs are fused with reciprocal rank fusion.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 
@@ -18,6 +18,9 @@ from mnemosyne.library.models import Chunk
 from mnemosyne.library.services import validate_library_type
 from mnemosyne.search import legs
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
+from mnemosyne.search.rerank import get_reranker
+from mnemosyne.search.reranking import rerank_hits
+from mnemosyne.search.shaping import collapse_near_duplicates, maximal_marginal_relevance
 
 SEARCH_TYPES = ("vector", "fulltext", "graph")
 # Legs this release runs; "graph" is accepted and reported as not run.
@@ -25,6 +28,7 @@ AVAILABLE_LEGS = ("vector", "fulltext")
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 20_000
+MAX_WINDOW = 500
 # Each leg returns this many candidates (at least `limit`) for fusion.
 MIN_CANDIDATES = 50
 
@@ -42,6 +46,12 @@ class SearchRequest:
     # None: the configured default fusion. A number in [0, 1]: relative-score fusion weighting
     # the vector leg by alpha and the full-text leg by 1 - alpha (Weaviate's hybrid alpha).
     alpha: float | None = None
+    # Skip this many results (paging); the window offset + limit is at most MAX_WINDOW.
+    offset: int = 0
+    # None: relevance order. A number in [0, 1]: maximal marginal relevance, trading relevance
+    # for diversity (0 = relevance only).
+    diversity: float | None = None
+    collapse_duplicates: bool = True
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,9 @@ class SearchHit:
     chunk: Chunk
     score: float
     legs: dict[str, LegHit]
+    rerank_score: float | None = None
+    # uids of near-identical chunks folded into this one
+    duplicates: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -64,6 +77,9 @@ class SearchResponse:
     legs_not_run: dict[str, str] = field(default_factory=dict)
     rerank_applied: bool = False
     rerank_note: str = ""
+    fusion: str = ""
+    # Whether results beyond this page may exist.
+    more: bool = False
 
 
 def validate(request: SearchRequest) -> SearchRequest:
@@ -74,6 +90,10 @@ def validate(request: SearchRequest) -> SearchRequest:
         raise InvalidArgument(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
     if not 1 <= request.limit <= MAX_LIMIT:
         raise InvalidArgument(f"limit must be between 1 and {MAX_LIMIT}, got {request.limit}")
+    if request.offset < 0 or request.offset + request.limit > MAX_WINDOW:
+        raise InvalidArgument(f"results beyond the first {MAX_WINDOW} cannot be paged to")
+    if request.diversity is not None and not 0.0 <= request.diversity <= 1.0:
+        raise InvalidArgument(f"diversity must be between 0 and 1, got {request.diversity}")
     if not request.search_types:
         raise InvalidArgument(f"search_types must name at least one of {', '.join(SEARCH_TYPES)}")
     unknown = [name for name in request.search_types if name not in SEARCH_TYPES]
@@ -112,38 +132,66 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
         library_uid=request.library_uid,
         library_type=request.library_type,
         collection_uid=request.collection_uid,
+        include_images=request.include_images,
     )
-    candidates = max(request.limit, MIN_CANDIDATES)
-    wanted = list(dict.fromkeys(request.search_types))
+    window = request.offset + request.limit
+    candidates = max(window, MIN_CANDIDATES)
     found_by_leg: dict[str, list[tuple[int, float]]] = {}
     not_run: dict[str, str] = {}
-    for leg in wanted:
+    for leg in dict.fromkeys(request.search_types):
         if leg == "vector":
             vector = (embedder or get_embedder()).embed_batch([query])[0]
-            found = legs.vector_leg(vector, filters, candidates)
+            found_by_leg[leg] = legs.vector_leg(vector, filters, candidates)
         elif leg == "fulltext":
-            found = legs.fulltext_leg(query, filters, candidates)
+            found_by_leg[leg] = legs.fulltext_leg(query, filters, candidates)
         else:
             not_run[leg] = "the graph leg is not available in this release"
-            continue
-        found_by_leg[leg] = found
 
-    fused = fuse(found_by_leg, alpha=request.alpha)[: request.limit]
+    fused = fuse(found_by_leg, alpha=request.alpha)
     scores = {leg: dict(found) for leg, found in found_by_leg.items()}
-    chunks = legs.hydrate([entry.key for entry in fused])
+    # Hydrate more than the page so collapsed duplicates can be replaced from below.
+    head_size = window * 2 if request.collapse_duplicates else window
+    if request.rerank and get_reranker() is not None:
+        head_size = max(head_size, settings.RERANK_TOP_N)
+    head = fused[:head_size]
+    chunks = legs.hydrate([entry.key for entry in head], with_embeddings=request.diversity is not None)
     hits = [
         SearchHit(
             chunk=chunks[entry.key],
             score=entry.score,
             legs={leg: LegHit(rank=rank, score=scores[leg][entry.key]) for leg, rank in entry.ranks.items()},
         )
-        for entry in fused
+        for entry in head
         if entry.key in chunks
     ]
+    if request.collapse_duplicates:
+        kept, folded = collapse_near_duplicates([hit.chunk.text_preview for hit in hits])
+        hits = [replace(hits[i], duplicates=[hits[j].chunk.uid for j in folded.get(i, [])]) for i in kept]
+    rerank = rerank_hits(query, hits, requested=request.rerank)
+    hits = rerank.hits
+    if request.diversity is not None and hits:
+        order = maximal_marginal_relevance(
+            [hit.score if hit.rerank_score is None else hit.rerank_score for hit in hits],
+            [list(hit.chunk.embedding) for hit in hits],
+            diversity=request.diversity,
+            limit=window,
+        )
+        hits = [hits[i] for i in order]
+    page = hits[request.offset : window]
     return SearchResponse(
-        hits=hits,
+        hits=page,
         legs_run=list(found_by_leg),
         legs_not_run=not_run,
-        rerank_applied=False,
-        rerank_note="no reranker is configured; results are in fused order" if request.rerank else "",
+        rerank_applied=rerank.applied,
+        rerank_note=rerank.note,
+        fusion=describe_fusion(request.alpha),
+        more=len(hits) > window or len(fused) > len(head),
     )
+
+
+def describe_fusion(alpha: float | None) -> str:
+    if alpha is None and settings.SEARCH_FUSION == "relative":
+        alpha = settings.SEARCH_ALPHA
+    if alpha is not None:
+        return f"relative score fusion, alpha={alpha:g} (vector weight)"
+    return f"reciprocal rank fusion, k={settings.SEARCH_RRF_K}"

@@ -88,3 +88,48 @@ def test_an_unknown_filter_uid_is_named(embedder: Embedder) -> None:
 def test_odd_queries_return_results_or_nothing_but_never_fail(corpus, embedder: Embedder, query: str) -> None:
     response = search(SearchRequest(query=query), embedder=embedder)
     assert isinstance(response.hits, list)
+
+
+def test_pages_follow_on_without_overlap(corpus, embedder: Embedder) -> None:
+    whole = search(SearchRequest(query="database", limit=6, collapse_duplicates=False), embedder=embedder)
+    first = search(SearchRequest(query="database", limit=3, collapse_duplicates=False), embedder=embedder)
+    second = search(
+        SearchRequest(query="database", limit=3, offset=3, collapse_duplicates=False), embedder=embedder
+    )
+    assert [h.chunk.uid for h in first.hits + second.hits] == [h.chunk.uid for h in whole.hits]
+    assert first.more
+
+
+def test_identical_chunks_in_two_libraries_are_collapsed(corpus, embedder: Embedder) -> None:
+    collapsed = search(SearchRequest(query="restore the database", limit=5), embedder=embedder)
+    previews = [hit.chunk.text_preview for hit in collapsed.hits]
+    assert len(previews) == len(set(previews))
+    assert collapsed.hits[0].duplicates, "the same chunk from the second library is folded into the first"
+    raw = search(
+        SearchRequest(query="restore the database", limit=5, collapse_duplicates=False), embedder=embedder
+    )
+    assert raw.hits[0].chunk.text_preview == raw.hits[1].chunk.text_preview
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
+def test_alpha_weights_the_legs(corpus, embedder: Embedder, alpha: float) -> None:
+    response = search(SearchRequest(query="restore the database", alpha=alpha), embedder=embedder)
+    assert response.hits and "alpha" in response.fusion
+    top = response.hits[0]
+    if alpha == 1.0:
+        assert top.legs["vector"].rank == 1
+    if alpha == 0.0:
+        assert top.legs["fulltext"].rank == 1
+
+
+def test_diversity_reorders_but_keeps_the_best_first(corpus, embedder: Embedder) -> None:
+    plain = search(SearchRequest(query="database backups", limit=5), embedder=embedder)
+    diverse = search(SearchRequest(query="database backups", limit=5, diversity=0.9), embedder=embedder)
+    assert diverse.hits[0].chunk.uid == plain.hits[0].chunk.uid
+    assert {h.chunk.item_id for h in diverse.hits[:3]} != {plain.hits[0].chunk.item_id}
+
+
+def test_without_a_reranker_the_response_says_so(corpus, embedder: Embedder) -> None:
+    response = search(SearchRequest(query="backups", rerank=True), embedder=embedder)
+    assert not response.rerank_applied and "no reranker is configured" in response.rerank_note
+    assert search(SearchRequest(query="backups", rerank=False), embedder=embedder).rerank_note == ""

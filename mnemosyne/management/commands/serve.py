@@ -8,6 +8,8 @@ the ASGI app with uvicorn until interrupted.
 from __future__ import annotations
 
 import json
+import signal
+import sys
 from typing import Any
 
 import uvicorn
@@ -46,6 +48,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Serving MCP at {url} (health: {url}health, admin: {url[:-4]}admin/). Ctrl-C stops."
         )
+        # uvicorn re-raises SIGTERM after shutting down; as SystemExit it lets exit handlers run,
+        # which stop the embedded PostgreSQL when this is its last user.
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
         uvicorn.run(
             "mnemosyne.asgi:app",
             host=options["host"],

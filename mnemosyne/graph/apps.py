@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class GraphConfig(AppConfig):
+    name = "mnemosyne.graph"
+    label = "graph"
+    verbose_name = "Concept graph"

@@ -1,0 +1,100 @@
+"""Shaping a ranked list before it is returned: near-duplicate collapse, MMR diversity, a size budget.
+
+Pure functions over indices, so they are tested without a database.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+_WORD = re.compile(r"\w+")
+SHINGLE_WORDS = 4
+NEAR_DUPLICATE_JACCARD = 0.8
+
+
+def shingles(text: str, size: int = SHINGLE_WORDS) -> frozenset[str]:
+    words = _WORD.findall(text.lower())
+    if len(words) <= size:
+        return frozenset([" ".join(words)]) if words else frozenset()
+    return frozenset(" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def collapse_near_duplicates(
+    texts: Sequence[str], threshold: float = NEAR_DUPLICATE_JACCARD
+) -> tuple[list[int], dict[int, list[int]]]:
+    """Keep the first of each group of near-identical texts (in the given, best-first order).
+
+    Returns the kept indices and, for each kept index, the indices folded into it.
+    """
+    kept: list[int] = []
+    kept_shingles: list[frozenset[str]] = []
+    folded: dict[int, list[int]] = {}
+    for index, text in enumerate(texts):
+        current = shingles(text)
+        for position, other in enumerate(kept_shingles):
+            if jaccard(current, other) >= threshold:
+                folded.setdefault(kept[position], []).append(index)
+                break
+        else:
+            kept.append(index)
+            kept_shingles.append(current)
+    return kept, folded
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norms if norms else 0.0
+
+
+def maximal_marginal_relevance(
+    relevance: Sequence[float], vectors: Sequence[Sequence[float]], *, diversity: float, limit: int
+) -> list[int]:
+    """Order by MMR: argmax (1 - diversity) * relevance - diversity * max similarity to those chosen.
+
+    `relevance` is min-max normalised first; diversity 0 keeps the relevance order.
+    """
+    if not 0.0 <= diversity <= 1.0:
+        raise ValueError("diversity must be between 0 and 1")
+    count = len(relevance)
+    if count == 0:
+        return []
+    low, high = min(relevance), max(relevance)
+    span = high - low
+    normalised = [(score - low) / span if span > 0 else 1.0 for score in relevance]
+    chosen: list[int] = []
+    max_similarity = [0.0] * count
+    remaining = set(range(count))
+    while remaining and len(chosen) < limit:
+        best = max(
+            remaining,
+            key=lambda i: ((1 - diversity) * normalised[i] - diversity * max_similarity[i], -i),
+        )
+        chosen.append(best)
+        remaining.discard(best)
+        for other in remaining:
+            max_similarity[other] = max(max_similarity[other], _cosine(vectors[best], vectors[other]))
+    return chosen
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token estimate for budgets (about 4 characters per token for English JSON)."""
+    return len(text) // 3 + 1
+
+
+def fit_budget(sizes: Sequence[int], budget: int) -> int:
+    """How many leading items fit in `budget` tokens (always at least one, so paging progresses)."""
+    used = 0
+    for count, size in enumerate(sizes):
+        used += size
+        if used > budget and count > 0:
+            return count
+    return len(sizes)

@@ -1,0 +1,63 @@
+"""Result shaping: near-duplicate collapse, MMR, response budgets (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemosyne.search.shaping import (
+    collapse_near_duplicates,
+    estimate_tokens,
+    fit_budget,
+    jaccard,
+    maximal_marginal_relevance,
+    shingles,
+)
+
+BASE = "Run pg_dump every night and keep seven daily copies and four weekly copies in cold storage."
+
+
+def test_identical_and_near_identical_texts_fold_into_the_first() -> None:
+    texts = [BASE, "Scaling needs more workers.", BASE.replace("Run", "run"), BASE + " Also weekly."]
+    kept, folded = collapse_near_duplicates(texts)
+    assert kept == [0, 1]
+    assert folded == {0: [2, 3]}
+
+
+def test_different_texts_are_all_kept() -> None:
+    texts = ["alpha beta gamma delta", "epsilon zeta eta theta", "iota kappa lambda mu"]
+    assert collapse_near_duplicates(texts) == ([0, 1, 2], {})
+
+
+def test_shingles_and_jaccard() -> None:
+    assert shingles("a b") == frozenset({"a b"})
+    assert shingles("") == frozenset()
+    assert jaccard(frozenset(), frozenset()) == 1.0
+    assert jaccard(frozenset({"x"}), frozenset({"y"})) == 0.0
+
+
+def test_mmr_with_no_diversity_keeps_relevance_order() -> None:
+    vectors = [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
+    assert maximal_marginal_relevance([0.9, 0.8, 0.1], vectors, diversity=0.0, limit=3) == [0, 1, 2]
+
+
+def test_mmr_prefers_a_different_result_over_a_redundant_one() -> None:
+    vectors = [[1.0, 0.0], [0.99, 0.01], [0.0, 1.0]]
+    assert maximal_marginal_relevance([0.9, 0.85, 0.6], vectors, diversity=0.7, limit=3)[:2] == [0, 2]
+
+
+def test_mmr_respects_the_limit_and_rejects_bad_diversity() -> None:
+    assert maximal_marginal_relevance([1.0, 0.5], [[1.0], [1.0]], diversity=0.5, limit=1) == [0]
+    assert maximal_marginal_relevance([], [], diversity=0.5, limit=3) == []
+    with pytest.raises(ValueError, match="diversity"):
+        maximal_marginal_relevance([1.0], [[1.0]], diversity=1.5, limit=1)
+
+
+def test_the_budget_keeps_what_fits_but_always_one() -> None:
+    assert fit_budget([100, 100, 100], 250) == 2
+    assert fit_budget([100, 100], 1000) == 2
+    assert fit_budget([5000, 10], 100) == 1
+    assert fit_budget([], 100) == 0
+
+
+def test_token_estimates_err_on_the_high_side() -> None:
+    assert estimate_tokens("x" * 300) >= 75
