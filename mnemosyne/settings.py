@@ -64,6 +64,7 @@ SEARCH_FUSION = envchoice("SEARCH_FUSION", "rrf", ("rrf", "relative"))
 SEARCH_RRF_K = envint("SEARCH_RRF_K", 60, minimum=1, maximum=1000)
 SEARCH_ALPHA = envfloat("SEARCH_ALPHA", 0.5, minimum=0.0, maximum=1.0)
 SEARCH_GRAPH_WEIGHT = envfloat("SEARCH_GRAPH_WEIGHT", 0.0, minimum=0.0, maximum=1.0)
+SEARCH_GRAPH_HOPS = envint("SEARCH_GRAPH_HOPS", 1, minimum=1, maximum=2)
 # Reranking (off unless configured): an HTTP /rerank endpoint (TEI, Cohere or Jina style)
 # or a local cross-encoder directory.
 RERANK_URL = envstr("RERANK_URL", "")

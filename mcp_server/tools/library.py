@@ -1,7 +1,9 @@
 """Browsing tools: list_libraries, list_collections, list_items, get_chunk."""
 
+import base64
 from typing import Annotated
 
+from mcp.types import ImageContent
 from pydantic import Field
 
 from mcp_server.tools.registry import ToolSpec
@@ -16,6 +18,7 @@ from mcp_server.tools.schemas import (
     LibraryInfo,
     LibraryList,
     LibraryRef,
+    NeighbourChunk,
 )
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Library
@@ -102,11 +105,16 @@ def render_items(result: ItemList) -> str:
 
 def get_chunk(
     chunk_uid: Annotated[str, Field(description="The chunk's uid, as returned by search.")],
+    context: Annotated[
+        int, Field(ge=0, le=5, description="Also return this many neighbouring chunks before and after, 0-5.")
+    ] = 0,
 ) -> ChunkResult:
-    detail = selectors.chunk_detail(chunk_uid)
+    detail = selectors.chunk_detail(chunk_uid, context=context)
     chunk = detail.chunk
     return ChunkResult(
         chunk_uid=chunk.uid,
+        kind=chunk.kind,
+        mime_type=chunk.mime_type or None,
         text=detail.text,
         ordinal=chunk.ordinal,
         section=chunk.section_path,
@@ -123,13 +131,41 @@ def get_chunk(
         library=_library_info(chunk.library),
         previous_chunk_uid=detail.previous_uid,
         next_chunk_uid=detail.next_uid,
+        context_before=[_neighbour(n) for n in detail.before],
+        context_after=[_neighbour(n) for n in detail.after],
     )
+
+
+def _neighbour(neighbour: selectors.Neighbour) -> NeighbourChunk:
+    return NeighbourChunk(
+        chunk_uid=neighbour.chunk.uid,
+        ordinal=neighbour.chunk.ordinal,
+        section=neighbour.chunk.section_path,
+        page=neighbour.chunk.page,
+        text=neighbour.text,
+    )
+
+
+def chunk_image(result: ChunkResult) -> list[ImageContent]:
+    if result.kind != "image" or not result.mime_type:
+        return []
+    data = selectors.chunk_image(result.chunk_uid)
+    if data is None:
+        return []
+    return [
+        ImageContent(type="image", data=base64.b64encode(data).decode("ascii"), mime_type=result.mime_type)
+    ]
 
 
 def render_chunk(result: ChunkResult) -> str:
     where = " › ".join(part for part in (result.item.title, result.section) if part)
     page = f", page {result.page}" if result.page else ""
-    return f"[{result.chunk_uid}] {where}{page} — {result.item.source}\n\n{result.text}"
+    kind = "Image" if result.kind == "image" else "Chunk"
+    parts = [f"{kind} [{result.chunk_uid}] {where}{page} — {result.item.source}"]
+    parts += [f"(before, [{n.chunk_uid}]) {n.text}" for n in result.context_before]
+    parts.append(result.text)
+    parts += [f"(after, [{n.chunk_uid}]) {n.text}" for n in result.context_after]
+    return "\n\n".join(parts)
 
 
 LIST_LIBRARIES = ToolSpec(
@@ -164,7 +200,9 @@ GET_CHUNK = ToolSpec(
     title="Get a chunk",
     description=(
         "Fetch one chunk's full text and provenance (item title and source, collection, library, section, "
-        "page, offsets) plus the uids of its neighbouring chunks, to read around a search hit."
+        "page, offsets) plus the uids of its neighbouring chunks; context=N also returns N chunks before "
+        "and after, to read around a search hit. For an image chunk the image itself is returned too."
     ),
     render=render_chunk,
+    attachments=chunk_image,
 )

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,12 +24,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from mcp.types import INVALID_PARAMS, CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mcp_server.cursors import InvalidCursor
 from mcp_server.metrics import TOOL_DURATION, TOOL_INVOCATIONS
 from mnemosyne.library.errors import LibraryError
+from mnemosyne.storage import StorageError
+
+logger = logging.getLogger(__name__)
 
 TOOLS_VERSION = "1.0"
 
@@ -72,6 +76,8 @@ class ToolSpec:
     title: str
     description: str
     render: Callable[[Any], str]
+    # Content blocks beyond the text rendering, e.g. the image of an image chunk.
+    attachments: Callable[[Any], list[ImageContent]] | None = None
     annotations: ToolAnnotations = field(default_factory=lambda: READ_ONLY.model_copy())
 
 
@@ -88,13 +94,19 @@ def _instrumented(spec: ToolSpec) -> Callable[..., CallToolResult]:
             raise MCPError(INVALID_PARAMS, f"Invalid arguments for tool {spec.name}: cursor: {exc}") from None
         except LibraryError as exc:
             raise ToolError(str(exc)) from exc
+        except StorageError:
+            logger.exception("chunk store failure in tool %s", spec.name)
+            raise ToolError("the chunk store is unavailable right now; try again shortly") from None
         finally:
             elapsed = time.perf_counter() - started
             TOOL_INVOCATIONS.labels(tool=spec.name, status=status).inc()
             TOOL_DURATION.labels(tool=spec.name).observe(elapsed)
             close_old_connections()
         return CallToolResult(
-            content=[TextContent(type="text", text=spec.render(result))],
+            content=[
+                TextContent(type="text", text=spec.render(result)),
+                *(spec.attachments(result) if spec.attachments else []),
+            ],
             structured_content=result.model_dump(mode="json"),
             _meta={"elapsed_ms": round(elapsed * 1000, 2)},
         )

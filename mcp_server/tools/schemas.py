@@ -80,9 +80,19 @@ class LibraryInfo(BaseModel):
     description: str
 
 
+class NeighbourChunk(BaseModel):
+    chunk_uid: str
+    ordinal: int
+    section: str
+    page: int | None
+    text: str
+
+
 class ChunkResult(BaseModel):
     chunk_uid: str
-    text: str = Field(description="The chunk's full text.")
+    kind: str = Field(description="text, or image (the image is returned as image content).")
+    mime_type: str | None = Field(description="The image's type, for an image chunk.")
+    text: str = Field(description="The chunk's full text (an image's caption and surrounding text).")
     ordinal: int = Field(description="0-based position of the chunk in its item.")
     section: str
     page: int | None
@@ -93,6 +103,8 @@ class ChunkResult(BaseModel):
     library: LibraryInfo
     previous_chunk_uid: str | None = Field(description="The chunk before this one in the item, if any.")
     next_chunk_uid: str | None = Field(description="The chunk after this one in the item, if any.")
+    context_before: list[NeighbourChunk] = Field(description="Up to `context` chunks before, nearest last.")
+    context_after: list[NeighbourChunk] = Field(description="Up to `context` chunks after, nearest first.")
 
 
 class LibraryList(BaseModel):

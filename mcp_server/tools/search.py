@@ -106,7 +106,7 @@ def search(
             offset=offset,
         )
     )
-    extras = set(return_metadata)
+    extras: set[str] = set(return_metadata)
     hits = [_hit(hit, extras) for hit in response.hits]
     # Stay well under what clients accept in one tool result; the rest is a page away.
     kept = fit_budget(

@@ -6,8 +6,9 @@ Pure functions: no Django, no database. Offsets always index the normalised text
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 SECTION_SEPARATOR = " \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} "
@@ -94,6 +95,17 @@ def chunk_text(
         )
         chunks.extend(ChunkSpan(text[s:e], s, e, section.path, tokens) for s, e, tokens in packed)
     return chunks
+
+
+def assign_pages(spans: list[ChunkSpan], page_starts: Sequence[int]) -> list[ChunkSpan]:
+    """The spans with `page` set to the 1-based page their first character is on.
+
+    A chunk may run onto the next page; it is found on the page where it starts. `page_starts`
+    holds the offset where each page starts (ascending); without pages the spans are unchanged.
+    """
+    if not page_starts:
+        return list(spans)
+    return [replace(span, page=max(1, bisect_right(page_starts, span.char_start))) for span in spans]
 
 
 class _Line(NamedTuple):

@@ -1,18 +1,33 @@
-"""Turn an uploaded file into normalised text and a title, or say clearly why we cannot."""
+"""Turn an uploaded file into normalised text and a title, or say clearly why we cannot.
+
+Every format becomes Markdown-flavoured normalised text, so the chunker finds heading paths in all
+of them, plus side information: where each page starts and the images the file carries. The
+per-format code lives in `mnemosyne.ingestion.parsers`; this module is the entry point.
+"""
 
 from __future__ import annotations
 
+import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from mnemosyne.ingestion.chunking import iter_markdown_headings, normalise_text
+logger = logging.getLogger(__name__)
 
-SUPPORTED_SUFFIXES = {".txt": "text", ".md": "markdown", ".markdown": "markdown"}
-
-# Front matter must open with a `key:` line, so a leading thematic break (`---`) keeps its text.
-_FRONT_MATTER = re.compile(r"---\n(?:([A-Za-z_][\w-]*:.*?)\n)??(?:---|\.\.\.)(?:\n|$)", re.DOTALL)
-_FRONT_MATTER_TITLE = re.compile(r"^title:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+SUPPORTED_SUFFIXES = {
+    ".txt": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".pdf": "pdf",
+    ".html": "html",
+    ".htm": "html",
+    ".docx": "docx",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".gif": "image",
+    ".webp": "image",
+}
 
 
 class DocumentRejected(Exception):
@@ -28,11 +43,25 @@ class UnreadableFile(DocumentRejected):
 
 
 @dataclass(frozen=True)
+class ImageAsset:
+    """An image found in a document; `char_offset` is where it appears in the document's text."""
+
+    data: bytes = field(repr=False)
+    mime_type: str
+    caption: str
+    page: int | None
+    char_offset: int
+
+
+@dataclass(frozen=True)
 class ParsedDocument:
     title: str
     item_type: str
     text: str
     markdown: bool
+    # Offset in `text` where page i+1 starts; empty when the format has no pages.
+    page_starts: tuple[int, ...] = ()
+    images: tuple[ImageAsset, ...] = ()
 
 
 def parse_file(path: Path) -> ParsedDocument:
@@ -46,21 +75,45 @@ def parse_file(path: Path) -> ParsedDocument:
 
 def parse_bytes(data: bytes, *, filename: str) -> ParsedDocument:
     item_type = _item_type(filename)
-    if b"\x00" in data:
-        raise UnreadableFile("binary content (contains NUL bytes); only UTF-8 text is supported")
     try:
-        decoded = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UnreadableFile(f"not valid UTF-8 (invalid byte at offset {exc.start})") from exc
-    text = normalise_text(decoded)
-    markdown = item_type == "markdown"
-    title = _title_from_filename(filename)
-    if markdown:
-        text, front_matter_title = _strip_front_matter(text)
-        title = _first_h1(text) or front_matter_title or title
-    if not text:
-        raise UnreadableFile("empty file")
-    return ParsedDocument(title=title, item_type=item_type, text=text, markdown=markdown)
+        return _parse(item_type, data, filename)
+    except DocumentRejected:
+        raise
+    except Exception as exc:
+        # Parsers run third-party code over untrusted bytes: whatever it raises means this file is
+        # unreadable, and must not stop the ingestion of the files around it.
+        logger.warning("the %s parser failed on %r", item_type, filename, exc_info=True)
+        reason = str(exc) or type(exc).__name__
+        raise UnreadableFile(f"cannot parse {item_type} file: {reason}") from exc
+
+
+def title_from_filename(filename: str) -> str:
+    name = PurePath(filename)
+    return re.sub(r"[-_\s]+", " ", name.stem).strip() or name.name
+
+
+def _parse(item_type: str, data: bytes, filename: str) -> ParsedDocument:
+    # Each format's library is imported on first use: they are slow to load, and most processes
+    # that import this module never parse a PDF or a web page.
+    if item_type == "pdf":
+        from mnemosyne.ingestion.parsers import pdf
+
+        return pdf.parse_pdf(data, filename=filename)
+    if item_type == "html":
+        from mnemosyne.ingestion.parsers import html
+
+        return html.parse_html(data, filename=filename)
+    if item_type == "docx":
+        from mnemosyne.ingestion.parsers import docx
+
+        return docx.parse_docx(data, filename=filename)
+    if item_type == "image":
+        from mnemosyne.ingestion.parsers import image
+
+        return image.parse_image(data, filename=filename)
+    from mnemosyne.ingestion.parsers import text
+
+    return text.parse_text(data, filename=filename, markdown=item_type == "markdown")
 
 
 def _item_type(filename: str) -> str:
@@ -70,28 +123,3 @@ def _item_type(filename: str) -> str:
     if suffix not in SUPPORTED_SUFFIXES:
         raise UnsupportedFile(f"unsupported file type '{suffix}'")
     return SUPPORTED_SUFFIXES[suffix]
-
-
-def _title_from_filename(filename: str) -> str:
-    name = PurePath(filename)
-    return re.sub(r"[-_\s]+", " ", name.stem).strip() or name.name
-
-
-def _strip_front_matter(text: str) -> tuple[str, str | None]:
-    match = _FRONT_MATTER.match(text)
-    if match is None:
-        return text, None
-    body = text[match.end() :].strip()
-    title_line = _FRONT_MATTER_TITLE.search(match.group(1) or "")
-    title = _unquote(title_line.group(1)) if title_line else ""
-    return body, title or None
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1].strip()
-    return value
-
-
-def _first_h1(text: str) -> str | None:
-    return next((h.title for h in iter_markdown_headings(text) if h.level == 1), None)

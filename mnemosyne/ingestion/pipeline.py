@@ -19,9 +19,9 @@ from django.conf import settings
 from django.db import transaction
 
 from mnemosyne.ingestion import writes
-from mnemosyne.ingestion.chunking import SECTION_SEPARATOR, ChunkSpan, chunk_text
 from mnemosyne.ingestion.embedding import Embedder
 from mnemosyne.ingestion.parsing import ParsedDocument
+from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks
 from mnemosyne.library.models import Collection, EmbeddingStatus, Item
 from mnemosyne.storage import ChunkStore
 
@@ -60,7 +60,7 @@ class _Pending:
     document: DocumentInput
     item: Item
     created: bool
-    spans: list[ChunkSpan]
+    chunks: list[PlannedChunk]
     vectors: list[list[float]] = field(default_factory=list)
 
 
@@ -70,22 +70,7 @@ def content_hash(data: bytes) -> str:
 
 def ingest_config_signature(embedder: Embedder) -> str:
     """What, besides the bytes, decides an item's chunks; a change re-ingests it."""
-    return f"{embedder.model_id}|{settings.CHUNK_MAX_TOKENS}|{settings.CHUNK_OVERLAP_TOKENS}|v1"
-
-
-def embedding_input(title: str, span: ChunkSpan) -> str:
-    # The heading path gives a short chunk the context a reader would have.
-    header = header_text(title, span)
-    return f"{header}\n{span.text}" if header else span.text
-
-
-def header_text(title: str, span: ChunkSpan) -> str:
-    parts = [title] if title else []
-    if span.section_path and span.section_path != title:
-        parts.append(
-            span.section_path.removeprefix(f"{title}{SECTION_SEPARATOR}") if title else span.section_path
-        )
-    return SECTION_SEPARATOR.join(parts)
+    return f"{embedder.model_id}|{settings.CHUNK_MAX_TOKENS}|{settings.CHUNK_OVERLAP_TOKENS}|v2"
 
 
 def ingest_documents(
@@ -107,7 +92,7 @@ def ingest_documents(
             yield _report(result, on_progress)
             continue
         pending.append(result)
-        pending_chunks += len(result.spans)
+        pending_chunks += len(result.chunks)
         if pending_chunks >= batch_chunks:
             yield from (_report(r, on_progress) for r in _flush(pending, embedder, store, signature))
             pending, pending_chunks = [], 0
@@ -156,17 +141,18 @@ def _prepare(
         )
     Item.objects.filter(pk=item.pk).update(embedding_status=EmbeddingStatus.PROCESSING, embedding_error="")
     try:
-        spans = chunk_text(
-            document.parsed.text,
+        chunks = plan_chunks(
+            document.parsed,
             max_tokens=settings.CHUNK_MAX_TOKENS,
             overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
             count_tokens=embedder.count_tokens,
-            markdown=document.parsed.markdown,
         )
     except Exception as exc:
         logger.exception("chunking %s failed", document.source)
         return _fail(item, document.source, exc)
-    return _Pending(document=document, item=item, created=created, spans=spans)
+    if not chunks:
+        return _fail(item, document.source, ValueError("no text or images to index"))
+    return _Pending(document=document, item=item, created=created, chunks=chunks)
 
 
 def _flush(
@@ -174,7 +160,7 @@ def _flush(
 ) -> list[IngestResult]:
     if not pending:
         return []
-    inputs = [embedding_input(p.document.parsed.title, span) for p in pending for span in p.spans]
+    inputs = [chunk.embedding_input for p in pending for chunk in p.chunks]
     try:
         vectors = embedder.embed_batch(inputs)
     except Exception as exc:
@@ -183,8 +169,8 @@ def _flush(
     offset = 0
     results = []
     for entry in pending:
-        entry.vectors = vectors[offset : offset + len(entry.spans)]
-        offset += len(entry.spans)
+        entry.vectors = vectors[offset : offset + len(entry.chunks)]
+        offset += len(entry.chunks)
         results.append(_write(entry, store, signature))
     return results
 
@@ -193,15 +179,16 @@ def _write(entry: _Pending, store: ChunkStore, signature: str) -> IngestResult:
     document = entry.document
     prefix = writes.storage_prefix(entry.item.uid, document.digest[:16])
     try:
-        for ordinal, span in enumerate(entry.spans):
-            store.put(f"{prefix}/{ordinal}.txt", span.text.encode("utf-8"))
+        for ordinal, chunk in enumerate(entry.chunks):
+            store.put(writes.text_key(prefix, ordinal), chunk.span.text.encode("utf-8"))
+            if chunk.image is not None:
+                store.put(writes.image_key(prefix, ordinal, chunk.image_extension), chunk.image.data)
         with transaction.atomic():
             old_prefixes = writes.replace_chunks(
                 item=entry.item,
                 title=document.parsed.title,
                 item_type=document.parsed.item_type,
-                spans=entry.spans,
-                headers=[header_text(document.parsed.title, span) for span in entry.spans],
+                chunks=entry.chunks,
                 vectors=entry.vectors,
                 prefix=prefix,
                 digest=document.digest,
@@ -214,7 +201,7 @@ def _write(entry: _Pending, store: ChunkStore, signature: str) -> IngestResult:
     for old_prefix in old_prefixes - {prefix}:
         store.delete_prefix(old_prefix)
     outcome = Outcome.CREATED if entry.created else Outcome.UPDATED
-    return IngestResult(document.source, outcome, entry.item.uid, len(entry.spans))
+    return IngestResult(document.source, outcome, entry.item.uid, len(entry.chunks))
 
 
 def _fail(item: Item, source: str, exc: BaseException) -> IngestResult:

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
 
-from mnemosyne.ingestion.chunking import ChunkSpan
+from mnemosyne.graph import ChunkConcepts, get_graph_store
+from mnemosyne.ingestion.concepts import extract_concepts
+from mnemosyne.ingestion.planning import PlannedChunk
 from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, EmbeddingStatus, Item
 
 
@@ -15,13 +17,20 @@ def storage_prefix(item_uid: str, version: str) -> str:
     return f"items/{item_uid}/{version}"
 
 
+def text_key(prefix: str, ordinal: int) -> str:
+    return f"{prefix}/{ordinal}.txt"
+
+
+def image_key(prefix: str, ordinal: int, extension: str) -> str:
+    return f"{prefix}/{ordinal}.{extension}"
+
+
 def replace_chunks(
     *,
     item: Item,
     title: str,
     item_type: str,
-    spans: Sequence[ChunkSpan],
-    headers: Sequence[str],
+    chunks: Sequence[PlannedChunk],
     vectors: Sequence[list[float]],
     prefix: str,
     digest: str,
@@ -33,6 +42,10 @@ def replace_chunks(
         key.rsplit("/", 1)[0]
         for key in Chunk.objects.filter(item=locked).values_list("storage_key", flat=True)
     }
+    old_ids = list(Chunk.objects.filter(item=locked).values_list("id", flat=True))
+    graph = get_graph_store()
+    # A Neo4j graph is not reached by PostgreSQL's cascades; in PostgreSQL this is what the cascade does.
+    graph.forget_chunks(old_ids)
     Chunk.objects.filter(item=locked).delete()
     collection = locked.collection
     rows = [
@@ -41,19 +54,30 @@ def replace_chunks(
             collection=collection,
             library_id=collection.library_id,
             ordinal=ordinal,
-            text_preview=span.text[:TEXT_PREVIEW_CHARS],
+            kind=chunk.kind,
+            mime_type=chunk.image.mime_type if chunk.image else "",
+            image_key=image_key(prefix, ordinal, chunk.image_extension) if chunk.image else "",
+            text_preview=chunk.span.text[:TEXT_PREVIEW_CHARS],
             embedding=vector,
-            section_path=span.section_path[:1000],
-            page=span.page,
-            char_start=span.char_start,
-            char_end=span.char_end,
-            token_count=span.token_count,
-            storage_key=f"{prefix}/{ordinal}.txt",
+            section_path=chunk.span.section_path[:1000],
+            page=chunk.span.page,
+            char_start=chunk.span.char_start,
+            char_end=chunk.span.char_end,
+            token_count=chunk.span.token_count,
+            storage_key=text_key(prefix, ordinal),
         )
-        for ordinal, (span, vector) in enumerate(zip(spans, vectors, strict=True))
+        for ordinal, (chunk, vector) in enumerate(zip(chunks, vectors, strict=True))
     ]
     created = Chunk.objects.bulk_create(rows, batch_size=500)
-    write_search_vectors([chunk.pk for chunk in created], list(headers), [span.text for span in spans])
+    graph.record_chunk_concepts(
+        [
+            ChunkConcepts(row.pk, row.library_id, collection.pk, extract_concepts(chunk.span.text))
+            for row, chunk in zip(created, chunks, strict=True)
+        ]
+    )
+    write_search_vectors(
+        [row.pk for row in created], [chunk.header for chunk in chunks], [chunk.span.text for chunk in chunks]
+    )
     locked.title = title[:500]
     locked.item_type = item_type
     locked.content_hash = digest

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
@@ -46,11 +46,19 @@ def items(*, collection_uid: str | None = None, library_uid: str | None = None) 
 
 
 @dataclass(frozen=True)
+class Neighbour:
+    chunk: Chunk
+    text: str
+
+
+@dataclass(frozen=True)
 class ChunkDetail:
     chunk: Chunk
     text: str
     previous_uid: str | None
     next_uid: str | None
+    before: list[Neighbour] = field(default_factory=list)
+    after: list[Neighbour] = field(default_factory=list)
 
 
 def chunk_text(chunk: Chunk) -> str:
@@ -61,7 +69,17 @@ def chunk_text(chunk: Chunk) -> str:
         return chunk.text_preview
 
 
-def chunk_detail(uid: str) -> ChunkDetail:
+def chunk_image(uid: str) -> bytes | None:
+    chunk = Chunk.objects.filter(uid=uid).only("image_key").first()
+    if chunk is None or not chunk.image_key:
+        return None
+    try:
+        return get_chunk_store().get(chunk.image_key)
+    except ChunkNotFound:
+        return None
+
+
+def chunk_detail(uid: str, *, context: int = 0) -> ChunkDetail:
     chunk = (
         Chunk.objects.select_related("item", "collection", "library")
         .defer("embedding", "search_vector")
@@ -70,14 +88,21 @@ def chunk_detail(uid: str) -> ChunkDetail:
     )
     if chunk is None:
         raise NotFound("chunk", uid)
-    neighbours = dict(
-        Chunk.objects.filter(
-            item_id=chunk.item_id, ordinal__in=[chunk.ordinal - 1, chunk.ordinal + 1]
-        ).values_list("ordinal", "uid")
-    )
+    reach = max(context, 1)
+    nearby = {
+        neighbour.ordinal: neighbour
+        for neighbour in Chunk.objects.filter(
+            item_id=chunk.item_id, ordinal__gte=chunk.ordinal - reach, ordinal__lte=chunk.ordinal + reach
+        ).defer("embedding", "search_vector")
+    }
+    previous, following = nearby.get(chunk.ordinal - 1), nearby.get(chunk.ordinal + 1)
+    before = [nearby[o] for o in range(chunk.ordinal - context, chunk.ordinal) if o in nearby]
+    after = [nearby[o] for o in range(chunk.ordinal + 1, chunk.ordinal + context + 1) if o in nearby]
     return ChunkDetail(
         chunk=chunk,
         text=chunk_text(chunk),
-        previous_uid=neighbours.get(chunk.ordinal - 1),
-        next_uid=neighbours.get(chunk.ordinal + 1),
+        previous_uid=previous.uid if previous else None,
+        next_uid=following.uid if following else None,
+        before=[Neighbour(n, chunk_text(n)) for n in before],
+        after=[Neighbour(n, chunk_text(n)) for n in after],
     )

@@ -48,7 +48,7 @@ def relative_score_fusion(
                 continue
             entry.ranks[leg] = rank
             entry.score += weight * ((score - low) / span if span > 0 else 1.0)
-    return sorted(fused.values(), key=lambda entry: entry.score, reverse=True)
+    return _best_first(fused)
 
 
 def weighted_rrf(
@@ -68,4 +68,9 @@ def weighted_rrf(
                 continue
             entry.ranks[leg] = rank
             entry.score += weight / (k + rank)
-    return sorted(fused.values(), key=lambda entry: entry.score, reverse=True)
+    return _best_first(fused)
+
+
+def _best_first(fused: Mapping[K, Fused[K]]) -> list[Fused[K]]:
+    # Equal scores: the better best rank first, then first seen.
+    return sorted(fused.values(), key=lambda entry: (-entry.score, min(entry.ranks.values(), default=0)))

@@ -11,7 +11,9 @@ from django.db import connection, transaction
 from django.db.models import Q
 from pgvector.django import CosineDistance
 
-from mnemosyne.library.models import Chunk, ChunkKind
+from mnemosyne.graph import get_graph_store
+from mnemosyne.ingestion.concepts import query_concepts
+from mnemosyne.library.models import Chunk, ChunkKind, Collection, Library
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,9 @@ def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tu
     return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
 
 
+# Concepts the query's concepts are expanded to before chunks are looked up.
+GRAPH_EXPANSION_LIMIT = 30
+
 # Operators of websearch_to_tsquery: "quoted phrase", -exclusion, OR.
 _OPERATORS = re.compile(r'"|(^|\s)-\w|\sor\s', re.IGNORECASE)
 
@@ -110,6 +115,41 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
     with connection.cursor() as cursor:
         cursor.execute(sql, [query, k1, k1, b, b, *params, limit])
         return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
+
+
+def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+    """Concepts named in the query, expanded through the concept graph, to the chunks mentioning them."""
+    store = get_graph_store()
+    seeds = store.known_concepts(query_concepts(query))
+    if not seeds:
+        return []
+    expanded = store.expand(seeds, hops=settings.SEARCH_GRAPH_HOPS, limit=GRAPH_EXPANSION_LIMIT)
+    library_ids = None
+    if filters.library_type is not None:
+        library_ids = list(
+            Library.objects.filter(library_type=filters.library_type).values_list("id", flat=True)
+        )
+    found = store.chunks_mentioning(
+        expanded,
+        library_id=_id_of(Library, filters.library_uid),
+        library_ids=library_ids,
+        collection_id=_id_of(Collection, filters.collection_uid),
+        limit=limit,
+    )
+    if not filters.include_images and found:
+        images = set(
+            Chunk.objects.filter(
+                id__in=[chunk_id for chunk_id, _ in found], kind=ChunkKind.IMAGE
+            ).values_list("id", flat=True)
+        )
+        found = [(chunk_id, score) for chunk_id, score in found if chunk_id not in images]
+    return found
+
+
+def _id_of(model: type[Library] | type[Collection], uid: str | None) -> int | None:
+    if uid is None:
+        return None
+    return model.objects.filter(uid=uid).values_list("id", flat=True).first()
 
 
 def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, Chunk]:

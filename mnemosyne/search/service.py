@@ -6,15 +6,17 @@ first; the legs are fused with reciprocal rank fusion.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 
+from mnemosyne.graph import GraphError
 from mnemosyne.ingestion.embedding import Embedder, get_embedder
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import InvalidArgument
-from mnemosyne.library.models import Chunk
+from mnemosyne.library.models import EMBEDDING_DIMENSIONS, Chunk
 from mnemosyne.library.services import validate_library_type
 from mnemosyne.search import legs
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
@@ -22,9 +24,9 @@ from mnemosyne.search.rerank import get_reranker
 from mnemosyne.search.reranking import rerank_hits
 from mnemosyne.search.shaping import collapse_near_duplicates, maximal_marginal_relevance
 
+logger = logging.getLogger(__name__)
+
 SEARCH_TYPES = ("vector", "fulltext", "graph")
-# Legs this release runs; "graph" is accepted and reported as not run.
-AVAILABLE_LEGS = ("vector", "fulltext")
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 20_000
@@ -145,7 +147,12 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
         elif leg == "fulltext":
             found_by_leg[leg] = legs.fulltext_leg(query, filters, candidates)
         else:
-            not_run[leg] = "the graph leg is not available in this release"
+            try:
+                found_by_leg[leg] = legs.graph_leg(query, filters, candidates)
+            except GraphError as exc:
+                # The graph is an optional signal: report it and go on with the other legs.
+                logger.warning("graph leg failed: %s", exc)
+                not_run[leg] = f"the concept graph is unavailable ({exc})"
 
     fused = fuse(found_by_leg, alpha=request.alpha)
     scores = {leg: dict(found) for leg, found in found_by_leg.items()}
@@ -172,7 +179,7 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
     if request.diversity is not None and hits:
         order = maximal_marginal_relevance(
             [hit.score if hit.rerank_score is None else hit.rerank_score for hit in hits],
-            [list(hit.chunk.embedding) for hit in hits],
+            [_vector(hit.chunk) for hit in hits],
             diversity=request.diversity,
             limit=window,
         )
@@ -187,6 +194,10 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
         fusion=describe_fusion(request.alpha),
         more=len(hits) > window or len(fused) > len(head),
     )
+
+
+def _vector(chunk: Chunk) -> list[float]:
+    return [0.0] * EMBEDDING_DIMENSIONS if chunk.embedding is None else list(chunk.embedding)
 
 
 def describe_fusion(alpha: float | None) -> str:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
-from mnemosyne.storage.base import ChunkNotFound
+from mnemosyne.storage.base import ChunkNotFound, InvalidKey, validate_key
 
-
-class InvalidKey(ValueError):
-    pass
+__all__ = ["FilesystemChunkStore", "InvalidKey"]
 
 
 class FilesystemChunkStore:
@@ -20,14 +19,7 @@ class FilesystemChunkStore:
         self.root.mkdir(parents=True, exist_ok=True)
 
     def _path(self, key: str) -> Path:
-        if (
-            not key
-            or key.startswith("/")
-            or "\\" in key
-            or any(part in ("", ".", "..") for part in key.split("/"))
-        ):
-            raise InvalidKey(f"invalid storage key {key!r}")
-        return self.root / key
+        return self.root / validate_key(key)
 
     def put(self, key: str, data: bytes) -> None:
         path = self._path(key)
@@ -45,11 +37,16 @@ class FilesystemChunkStore:
     def get(self, key: str) -> bytes:
         try:
             return self._path(key).read_bytes()
-        except FileNotFoundError:
+        # A folder of other keys, or a path through a stored object, is no object either (as on S3).
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise ChunkNotFound(key) from None
 
     def delete(self, key: str) -> None:
-        self._path(key).unlink(missing_ok=True)
+        path = self._path(key)
+        if path.is_dir():
+            return
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            path.unlink()
 
     def delete_prefix(self, prefix: str) -> int:
         directory = self._path(prefix.rstrip("/"))

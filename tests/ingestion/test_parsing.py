@@ -70,8 +70,8 @@ def test_it_accepts_a_utf8_bom_and_uppercase_suffix() -> None:
 
 
 def test_it_rejects_an_unsupported_suffix() -> None:
-    with pytest.raises(UnsupportedFile, match=r"unsupported file type '\.pdf'"):
-        parse_bytes(b"%PDF-1.7", filename="paper.pdf")
+    with pytest.raises(UnsupportedFile, match=r"unsupported file type '\.xlsx'"):
+        parse_bytes(b"PK\x03\x04", filename="sheet.xlsx")
     with pytest.raises(UnsupportedFile, match="no file extension"):
         parse_bytes(b"text", filename="README")
 
@@ -102,7 +102,7 @@ def test_parse_file_reads_from_disk(tmp_path: Path) -> None:
 
 def test_parse_file_refuses_an_unsupported_file_before_reading_it(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedFile):
-        parse_file(tmp_path / "missing.docx")
+        parse_file(tmp_path / "missing.xlsx")
 
 
 def test_parse_file_reports_a_file_it_cannot_read(tmp_path: Path) -> None:

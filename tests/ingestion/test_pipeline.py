@@ -27,7 +27,7 @@ def test_it_ingests_a_directory_and_reports_bad_files(embedder: Embedder) -> Non
     assert counts["skipped"] == 2
     skipped = {entry.path.name: entry.reason for entry in summary.skipped}
     assert "NUL" in skipped["corrupt.txt"]
-    assert "unsupported file type" in skipped["diagram.png"]
+    assert "not an image" in skipped["diagram.png"]
     items = {item.source: item for item in Item.objects.filter(collection=collection)}
     assert set(items) == {"docs/backups.md", "docs/guides/scaling.md", "docs/onboarding.txt"}
     assert all(item.embedding_status == EmbeddingStatus.COMPLETE for item in items.values())

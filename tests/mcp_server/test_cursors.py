@@ -20,7 +20,7 @@ def test_a_cursor_round_trips_its_offset() -> None:
 @pytest.mark.parametrize(
     "mutate", [lambda c: c[:-1] + ("A" if c[-1] != "A" else "B"), lambda c: "x" + c, str.upper]
 )
-def test_a_modified_cursor_is_refused(mutate) -> None:  # type: ignore[no-untyped-def]
+def test_a_modified_cursor_is_refused(mutate) -> None:
     cursor = cursors.encode("search", offset=15, arguments=ARGS)
     with pytest.raises(cursors.InvalidCursor, match="not valid"):
         cursors.decode("search", mutate(cursor), arguments=ARGS)

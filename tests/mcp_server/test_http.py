@@ -126,8 +126,8 @@ def test_every_tool_works_through_the_official_client(
     assert "Restoring" in hit["section"]
     assert hit["page"] is None
     assert hit["char_end"] > hit["char_start"]
-    assert search.structured_content["legs_run"] == ["vector", "fulltext"]
-    assert "graph" in search.structured_content["legs_not_run"]
+    assert search.structured_content["legs_run"] == ["vector", "fulltext", "graph"]
+    assert search.structured_content["legs_not_run"] == {}
     assert search.structured_content["rerank"]["applied"] is False
     assert hit["chunk_uid"] in search.content[0].text
     assert search.meta is not None and search.meta["elapsed_ms"] >= 0
@@ -286,3 +286,31 @@ def test_metrics_move_after_calls(
     assert delta("mcp_tool_invocations_total", tool="get_chunk", status="error") == 1
     assert delta("mcp_tool_duration_seconds_count", tool="list_libraries") == 1
     assert delta("mcp_auth_failures_total", reason="missing") == 1
+
+
+def test_search_pages_with_a_signed_cursor(
+    live_server_url: str, corpus: tuple[Library, Collection], token: str
+) -> None:
+    async def scenario() -> dict[str, Any]:
+        async with mcp_session(live_server_url, token, "streamable-http") as session:
+            args = {"query": "database", "limit": 2, "return_metadata": ["explain", "source"]}
+            first = await session.call_tool("search", args)
+            cursor = first.structured_content["next_cursor"]
+            second = await session.call_tool("search", {**args, "cursor": cursor})
+            try:
+                await session.call_tool("search", {**args, "cursor": cursor[:-2] + "xx"})
+                tampered = None
+            except MCPError as exc:
+                tampered = exc
+            return {"first": first, "second": second, "tampered": tampered}
+
+    out = run(scenario)
+    first, second = out["first"].structured_content, out["second"].structured_content
+    assert first["next_cursor"] and len(first["results"]) == 2
+    assert {hit["chunk_uid"] for hit in first["results"]}.isdisjoint(
+        hit["chunk_uid"] for hit in second["results"]
+    )
+    hit = first["results"][0]
+    assert hit["explain"]["legs"] and hit["source"].startswith("docs/")
+    assert out["tampered"] is not None and out["tampered"].error.code == -32602
+    assert "cursor" in str(out["tampered"])

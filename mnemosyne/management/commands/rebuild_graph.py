@@ -1,0 +1,50 @@
+"""python manage.py rebuild_graph [--library NAME]
+
+Re-extracts concepts from every chunk (or one library's) and records them in the configured
+GraphStore: after switching GRAPH_BACKEND, or for chunks ingested before the graph existed.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from mnemosyne.graph import ChunkConcepts, get_graph_store
+from mnemosyne.ingestion.concepts import extract_concepts
+from mnemosyne.library.models import Chunk, Library
+from mnemosyne.library.selectors import chunk_text
+
+BATCH = 500
+
+
+class Command(BaseCommand):
+    help = "Rebuild the concept graph from the stored chunks."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--library", help="Only this library (by name).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        chunks = Chunk.objects.defer("embedding", "search_vector").order_by("id")
+        if options["library"]:
+            library = Library.objects.filter(name=options["library"]).first()
+            if library is None:
+                raise CommandError(f"no library named {options['library']!r}")
+            chunks = chunks.filter(library=library)
+        store = get_graph_store()
+        total = chunks.count()
+        batch: list[ChunkConcepts] = []
+        with tqdm(total=total, unit="chunk", disable=not sys.stderr.isatty()) as bar:
+            for chunk in chunks.iterator(chunk_size=BATCH):
+                concepts = extract_concepts(chunk_text(chunk))
+                batch.append(ChunkConcepts(chunk.id, chunk.library_id, chunk.collection_id, concepts))
+                if len(batch) >= BATCH:
+                    store.record_chunk_concepts(batch)
+                    bar.update(len(batch))
+                    batch = []
+            if batch:
+                store.record_chunk_concepts(batch)
+                bar.update(len(batch))
+        self.stdout.write(f"Recorded the concepts of {total} chunks.")
