@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import random
 import socket
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,88 +18,10 @@ from mnemosyne.search.rerank import (
     get_reranker,
     rerank_order,
 )
+from tests.search.rerank_server import RerankServer, overlap
 
 QUERY = "how do cats sleep"
 DOCUMENTS = ["dogs bark", "cats sleep all day", "how birds fly", "do cats sleep how", "cats"]
-
-
-def overlap(query: str, document: str) -> float:
-    """The fake model: the share of the query's words the document contains."""
-    words = set(query.split())
-    return len(words & set(document.split())) / len(words)
-
-
-@dataclass
-class Recorded:
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-
-@dataclass
-class RerankServer:
-    base: str
-    requests: list[Recorded] = field(default_factory=list)
-    release: threading.Event = field(default_factory=threading.Event)
-
-
-class QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that gave up on a stalled request is expected here
-
-
-def make_handler(state: RerankServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def reply(self, status: int, payload: Any) -> None:
-            raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append(Recorded(self.path, dict(self.headers), body))
-            if self.path == "/stall":
-                state.release.wait(timeout=30)
-                return self.reply(200, [])
-            if self.path == "/error":
-                # Echoes the credentials, as a careless proxy might: the error must not.
-                return self.reply(500, f"boom {self.headers.get('Authorization')}".encode())
-            if self.path == "/not-json":
-                return self.reply(200, b"<html>not json</html>")
-            if self.path == "/wrong-shape":
-                return self.reply(200, {"unexpected": True})
-            texts = body["texts"] if "texts" in body else body["documents"]
-            scored = [(index, overlap(body["query"], text)) for index, text in enumerate(texts)]
-            random.Random(len(state.requests)).shuffle(scored)
-            if self.path == "/missing-index":
-                scored = [pair for pair in scored if pair[0] != 1]
-            if self.path == "/cohere":
-                return self.reply(200, {"results": [{"index": i, "relevance_score": s} for i, s in scored]})
-            return self.reply(200, [{"index": i, "score": s} for i, s in scored])
-
-    return Handler
-
-
-@pytest.fixture
-def server() -> Iterator[RerankServer]:
-    state = RerankServer(base="")
-    httpd = QuietServer(("127.0.0.1", 0), make_handler(state))
-    state.base = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield state
-    state.release.set()
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(timeout=5)
 
 
 @pytest.fixture

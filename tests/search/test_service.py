@@ -151,3 +151,24 @@ def test_the_graph_leg_honours_filters(corpus, embedder: Embedder) -> None:
         embedder=embedder,
     )
     assert response.hits and {hit.chunk.library_id for hit in response.hits} == {archive.id}
+
+
+def test_a_configured_reranker_reorders_the_head(corpus, embedder: Embedder, settings, server) -> None:  # type: ignore[no-untyped-def]
+    settings.RERANK_URL = f"{server.base}/tei"
+    settings.RERANK_PROTOCOL = "tei"
+    settings.RERANK_TOP_N = 5
+    response = search(SearchRequest(query="laptop mentor talk", limit=8), embedder=embedder)
+    assert response.rerank_applied and "reranked by http:tei" in response.rerank_note
+    reranked = [hit.rerank_score for hit in response.hits if hit.rerank_score is not None]
+    assert len(reranked) == 5 and reranked == sorted(reranked, reverse=True)
+    assert response.hits[0].chunk.item.title == "onboarding"
+    assert server.requests and server.requests[0].body["query"] == "laptop mentor talk"
+
+
+def test_a_failing_reranker_is_reported_and_the_fused_order_stands(  # type: ignore[no-untyped-def]
+    corpus, embedder: Embedder, settings, server
+) -> None:
+    settings.RERANK_URL = f"{server.base}/error"
+    response = search(SearchRequest(query="laptop mentor talk"), embedder=embedder)
+    assert not response.rerank_applied and "rerank failed" in response.rerank_note
+    assert response.hits and all(hit.rerank_score is None for hit in response.hits)
