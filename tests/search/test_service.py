@@ -153,7 +153,7 @@ def test_the_graph_leg_honours_filters(corpus, embedder: Embedder) -> None:
     assert response.hits and {hit.chunk.library_id for hit in response.hits} == {archive.id}
 
 
-def test_a_configured_reranker_reorders_the_head(corpus, embedder: Embedder, settings, server) -> None:  # type: ignore[no-untyped-def]
+def test_a_configured_reranker_reorders_the_head(corpus, embedder: Embedder, settings, server) -> None:
     settings.RERANK_URL = f"{server.base}/tei"
     settings.RERANK_PROTOCOL = "tei"
     settings.RERANK_TOP_N = 5
@@ -165,7 +165,7 @@ def test_a_configured_reranker_reorders_the_head(corpus, embedder: Embedder, set
     assert server.requests and server.requests[0].body["query"] == "laptop mentor talk"
 
 
-def test_a_failing_reranker_is_reported_and_the_fused_order_stands(  # type: ignore[no-untyped-def]
+def test_a_failing_reranker_is_reported_and_the_fused_order_stands(
     corpus, embedder: Embedder, settings, server
 ) -> None:
     settings.RERANK_URL = f"{server.base}/error"
