@@ -165,11 +165,11 @@ def render_search(result: SearchResult) -> str:
         f"{len(result.results)} results (legs: {', '.join(result.legs_run) or 'none'}; {result.fusion})."
     ]
     for number, hit in enumerate(result.results, start=1):
-        where = " › ".join(part for part in (hit.item.title, hit.section) if part and part != hit.item.title)
-        where = where or hit.item.title
+        section = hit.section.removeprefix(f"{hit.item.title} › ")
+        where = f"{hit.item.title} › {section}" if section and section != hit.item.title else hit.item.title
         page = f", p. {hit.page}" if hit.page else ""
         preview = " ".join(hit.text_preview.split())[:160]
-        lines.append(f"{number}. [{hit.chunk_uid}] {hit.item.title}{page} — {where} (score {hit.score:.4f})")
+        lines.append(f"{number}. [{hit.chunk_uid}] {where}{page} (score {hit.score:.4f})")
         lines.append(f"   {preview}")
     for leg, reason in result.legs_not_run.items():
         lines.append(f"Not run: {leg}: {reason}.")
