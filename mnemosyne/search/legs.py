@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -18,39 +19,71 @@ from mnemosyne.library.models import Chunk, ChunkKind, Collection, Library
 
 @dataclass(frozen=True)
 class Filters:
-    library_uid: str | None = None
-    library_type: str | None = None
-    collection_uid: str | None = None
+    """Filters resolved to ids, so each leg compares plain integer columns (a join on uids
+    hides the filter's selectivity from the planner, which then gives up the HNSW index)."""
+
+    library_id: int | None = None
+    # Libraries of the requested library_type; None = no type filter, [] = no library matches.
+    library_ids: list[int] | None = None
+    collection_id: int | None = None
     include_images: bool = True
 
-    def posting_sql(self) -> tuple[str, list[str]]:
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        library_uid: str | None = None,
+        library_type: str | None = None,
+        collection_uid: str | None = None,
+        include_images: bool = True,
+    ) -> Filters:
+        return cls(
+            library_id=_id_of(Library, library_uid),
+            library_ids=(
+                None
+                if library_type is None
+                else list(Library.objects.filter(library_type=library_type).values_list("id", flat=True))
+            ),
+            collection_id=_id_of(Collection, collection_uid),
+            include_images=include_images,
+        )
+
+    def posting_sql(self) -> tuple[str, list[Any]]:
         """The filters as SQL on library_posting `p` (AND-combined), with their parameters."""
         clauses: list[str] = []
-        params: list[str] = []
-        if self.library_uid is not None:
-            clauses.append("p.library_id = (SELECT id FROM library_library WHERE uid = %s)")
-            params.append(self.library_uid)
-        if self.library_type is not None:
-            clauses.append("p.library_id IN (SELECT id FROM library_library WHERE library_type = %s)")
-            params.append(self.library_type)
-        if self.collection_uid is not None:
-            clauses.append("p.collection_id = (SELECT id FROM library_collection WHERE uid = %s)")
-            params.append(self.collection_uid)
+        params: list[Any] = []
+        if self.library_id is not None:
+            clauses.append("p.library_id = %s")
+            params.append(self.library_id)
+        if self.library_ids is not None:
+            clauses.append("p.library_id = ANY(%s)")
+            params.append(self.library_ids)
+        if self.collection_id is not None:
+            clauses.append("p.collection_id = %s")
+            params.append(self.collection_id)
         if not self.include_images:
             clauses.append("NOT p.is_image")
         return "".join(f" AND {clause}" for clause in clauses), params
 
     def q(self) -> Q:
         condition = Q()
-        if self.library_uid is not None:
-            condition &= Q(library__uid=self.library_uid)
-        if self.library_type is not None:
-            condition &= Q(library__library_type=self.library_type)
-        if self.collection_uid is not None:
-            condition &= Q(collection__uid=self.collection_uid)
+        if self.library_id is not None:
+            condition &= Q(library_id=self.library_id)
+        if self.library_ids is not None:
+            condition &= Q(library_id__in=self.library_ids)
+        if self.collection_id is not None:
+            condition &= Q(collection_id=self.collection_id)
         if not self.include_images:
             condition &= ~Q(kind=ChunkKind.IMAGE)
         return condition
+
+
+def _id_of(model: type[Library] | type[Collection], uid: str | None) -> int | None:
+    if uid is None:
+        return None
+    # A uid that matches nothing filters everything out (validation has named it already).
+    found: int | None = model.objects.filter(uid=uid).values_list("id", flat=True).first()
+    return -1 if found is None else found
 
 
 def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tuple[int, float]]:
@@ -124,16 +157,11 @@ def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float
     if not seeds:
         return []
     expanded = store.expand(seeds, hops=settings.SEARCH_GRAPH_HOPS, limit=GRAPH_EXPANSION_LIMIT)
-    library_ids = None
-    if filters.library_type is not None:
-        library_ids = list(
-            Library.objects.filter(library_type=filters.library_type).values_list("id", flat=True)
-        )
     found = store.chunks_mentioning(
         expanded,
-        library_id=_id_of(Library, filters.library_uid),
-        library_ids=library_ids,
-        collection_id=_id_of(Collection, filters.collection_uid),
+        library_id=filters.library_id,
+        library_ids=filters.library_ids,
+        collection_id=filters.collection_id,
         limit=limit,
     )
     if not filters.include_images and found:
@@ -144,12 +172,6 @@ def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float
         )
         found = [(chunk_id, score) for chunk_id, score in found if chunk_id not in images]
     return found
-
-
-def _id_of(model: type[Library] | type[Collection], uid: str | None) -> int | None:
-    if uid is None:
-        return None
-    return model.objects.filter(uid=uid).values_list("id", flat=True).first()
 
 
 def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, Chunk]:

@@ -116,7 +116,12 @@ def validate(request: SearchRequest) -> SearchRequest:
 
 
 def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | None) -> list[Fused[int]]:
-    """Fuse the legs: relative-score fusion when alpha is given or configured, else weighted RRF."""
+    """Fuse the legs: relative-score fusion when alpha is given or configured, else weighted RRF.
+
+    A single leg keeps its own order, with its scores normalised to [0, 1].
+    """
+    if len(found_by_leg) == 1:
+        return relative_score_fusion(found_by_leg, dict.fromkeys(found_by_leg, 1.0))
     if alpha is None and settings.SEARCH_FUSION == "relative":
         alpha = settings.SEARCH_ALPHA
     if alpha is not None:
@@ -130,7 +135,7 @@ def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | Non
 def search(request: SearchRequest, *, embedder: Embedder | None = None) -> SearchResponse:
     validate(request)
     query = request.query.strip()
-    filters = legs.Filters(
+    filters = legs.Filters.resolve(
         library_uid=request.library_uid,
         library_type=request.library_type,
         collection_uid=request.collection_uid,
@@ -140,7 +145,13 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
     candidates = max(window, MIN_CANDIDATES)
     found_by_leg: dict[str, list[tuple[int, float]]] = {}
     not_run: dict[str, str] = {}
-    for leg in dict.fromkeys(request.search_types):
+    wanted = list(dict.fromkeys(request.search_types))
+    for leg in wanted:
+        if leg == "graph" and len(wanted) > 1 and settings.SEARCH_GRAPH_WEIGHT == 0:
+            not_run[leg] = (
+                "its fusion weight is 0 (SEARCH_GRAPH_WEIGHT); ask for search_types=['graph'] alone"
+            )
+            continue
         if leg == "vector":
             vector = (embedder or get_embedder()).embed_batch([query])[0]
             found_by_leg[leg] = legs.vector_leg(vector, filters, candidates)

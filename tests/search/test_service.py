@@ -24,12 +24,17 @@ def top_titles(request: SearchRequest, embedder: Embedder) -> list[str]:
 
 
 def test_a_semantic_query_finds_the_right_chunk(corpus, embedder: Embedder) -> None:
-    response = search(SearchRequest(query="how do I bring the database back from a dump?"), embedder=embedder)
+    semantic = search(
+        SearchRequest(query="how do I bring the database back from a dump?", search_types=["vector"]),
+        embedder=embedder,
+    )
+    assert "Restoring" in semantic.hits[0].chunk.section_path
+    response = search(SearchRequest(query="restoring the database with pg_restore"), embedder=embedder)
     best = response.hits[0]
     assert best.chunk.item.title == "Backups"
     assert "Restoring" in best.chunk.section_path
-    assert response.legs_run == ["vector", "fulltext", "graph"]
-    assert response.legs_not_run == {}
+    assert response.legs_run == ["vector", "fulltext"]
+    assert "fusion weight is 0" in response.legs_not_run["graph"]
     assert response.rerank_applied is False and "no reranker" in response.rerank_note
 
 
@@ -172,3 +177,10 @@ def test_a_failing_reranker_is_reported_and_the_fused_order_stands(
     response = search(SearchRequest(query="laptop mentor talk"), embedder=embedder)
     assert not response.rerank_applied and "rerank failed" in response.rerank_note
     assert response.hits and all(hit.rerank_score is None for hit in response.hits)
+
+
+def test_the_graph_leg_joins_the_fusion_when_weighted(corpus, embedder: Embedder, settings) -> None:
+    settings.SEARCH_GRAPH_WEIGHT = 0.2
+    response = search(SearchRequest(query="sticky sessions"), embedder=embedder)
+    assert response.legs_run == ["vector", "fulltext", "graph"]
+    assert any("graph" in hit.legs for hit in response.hits)
