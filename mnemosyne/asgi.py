@@ -1,7 +1,13 @@
 """The ASGI app (`uvicorn mnemosyne.asgi:app`): Starlette at the root, Django mounted for the admin.
 
-/mcp/          streamable HTTP (stateless: any worker answers any request)
+/mcp/          streamable HTTP (stateless: any worker answers any request); protocol versions
+               2025-11-25 (and earlier, with initialize) and 2026-07-28 (per-request envelope)
 /mcp/sse/      legacy SSE (needs a single worker or sticky routing)
+
+Both MCP endpoints check Host and Origin (the SDK's DNS-rebinding protection: ALLOWED_HOSTS,
+MCP_ALLOWED_ORIGINS), refuse bodies over MCP_MAX_REQUEST_BODY_BYTES (413), and need a bearer
+token for tools/call (mcp_server.auth) and for reading resources, prompts and completions
+(mcp_server.read_auth).
 /mcp/health    {"status": "ok"} after a database round trip, 503 otherwise
 /metrics       Prometheus
 everything else → Django (admin)
@@ -44,20 +50,36 @@ from starlette.routing import Mount, Route  # noqa: E402
 from starlette.types import ASGIApp  # noqa: E402
 
 from mcp_server.auth import ToolCallAuthMiddleware  # noqa: E402
+from mcp_server.read_auth import LibraryReadAuthMiddleware  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
+from mnemosyne.graph import close_graph_store  # noqa: E402
 from mnemosyne.ingestion.embedding import get_embedder  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
 
-def _transport_security() -> TransportSecuritySettings:
-    # The SDK's DNS-rebinding protection: Host must be an allowed host, Origin (when sent) an allowed origin.
-    hosts = [f"{host}:*" for host in settings.ALLOWED_HOSTS] + list(settings.ALLOWED_HOSTS)
-    origins = [f"http://{host}:*" for host in settings.ALLOWED_HOSTS] + [
-        f"https://{host}" for host in settings.ALLOWED_HOSTS
-    ]
+def max_request_body_bytes() -> int:
+    limit: int = getattr(settings, "MCP_MAX_REQUEST_BODY_BYTES", DEFAULT_MAX_REQUEST_BODY_SIZE)
+    return limit
+
+
+def transport_security() -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding protection: Host must be allowed, and Origin too when a browser sends one.
+
+    Origins are MCP_ALLOWED_ORIGINS when set (e.g. "https://app.example.com", or "http://localhost:*"
+    for any port), else http and https on any port of each of ALLOWED_HOSTS.
+    """
     if "*" in settings.ALLOWED_HOSTS:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = [*settings.ALLOWED_HOSTS, *(f"{host}:*" for host in settings.ALLOWED_HOSTS)]
+    origins = list(getattr(settings, "MCP_ALLOWED_ORIGINS", None) or [])
+    if not origins:
+        origins = [
+            f"{scheme}://{host}{port}"
+            for host in settings.ALLOWED_HOSTS
+            for scheme in ("http", "https")
+            for port in ("", ":*")
+        ]
     return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
 
 
@@ -83,24 +105,34 @@ async def metrics(request: Request) -> Response:
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
-def _guarded(app: ASGIApp) -> ASGIApp:
-    return RequestBodyLimitMiddleware(ToolCallAuthMiddleware(app), DEFAULT_MAX_REQUEST_BODY_SIZE)
+def _guarded(app: ASGIApp, limit: int) -> ASGIApp:
+    # The limit comes first: the auth checks read the body.
+    return RequestBodyLimitMiddleware(LibraryReadAuthMiddleware(ToolCallAuthMiddleware(app)), limit)
 
 
 def build_app() -> Starlette:
     mcp = build_server()
-    security = _transport_security()
+    security = transport_security()
+    limit = max_request_body_bytes()
     # Creates the session manager; we route to it ourselves so /mcp and /mcp/ both work.
-    mcp.streamable_http_app(stateless_http=True, transport_security=security)
-    streamable = _guarded(StreamableHTTPASGIApp(mcp.session_manager))
-    sse = _guarded(mcp.sse_app(sse_path="/", message_path="/messages/", transport_security=security))
+    mcp.streamable_http_app(stateless_http=True, transport_security=security, max_request_body_size=limit)
+    streamable = _guarded(StreamableHTTPASGIApp(mcp.session_manager), limit)
+    sse = _guarded(
+        mcp.sse_app(
+            sse_path="/", message_path="/messages/", transport_security=security, max_request_body_size=limit
+        ),
+        limit,
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # Load the embedding model before accepting requests, so the first search is not the slow one.
         await anyio.to_thread.run_sync(get_embedder)
-        async with mcp.session_manager.run():
-            yield
+        try:
+            async with mcp.session_manager.run():
+                yield
+        finally:
+            await anyio.to_thread.run_sync(close_graph_store)
 
     admin = cast(ASGIApp, ASGIStaticFilesHandler(django_app) if settings.DEBUG else django_app)
     return Starlette(

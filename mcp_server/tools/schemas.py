@@ -1,6 +1,15 @@
-"""Structured results of the MCP tools (each tool's outputSchema)."""
+"""Structured results of the MCP tools (each tool's outputSchema), and shared argument types."""
+
+from typing import Annotated
 
 from pydantic import BaseModel, Field
+
+NEXT_CURSOR = "Pass as cursor (with the same arguments) for the next page; null on the last page."
+
+CursorArgument = Annotated[
+    str | None,
+    Field(description="next_cursor from the previous page of the same listing; omit for the first page."),
+]
 
 
 class LibraryRef(BaseModel):
@@ -109,6 +118,7 @@ class ChunkResult(BaseModel):
 
 class LibraryList(BaseModel):
     libraries: list[LibraryInfo]
+    next_cursor: str | None = Field(description=NEXT_CURSOR)
 
 
 class CollectionInfo(BaseModel):
@@ -120,6 +130,7 @@ class CollectionInfo(BaseModel):
 
 class CollectionList(BaseModel):
     collections: list[CollectionInfo]
+    next_cursor: str | None = Field(description=NEXT_CURSOR)
 
 
 class ItemInfo(BaseModel):
@@ -134,4 +145,5 @@ class ItemInfo(BaseModel):
 
 class ItemList(BaseModel):
     items: list[ItemInfo]
-    total: int = Field(description="How many items match, including any beyond `limit`.")
+    total: int = Field(description="How many items match, on every page.")
+    next_cursor: str | None = Field(description=NEXT_CURSOR)

@@ -1,9 +1,9 @@
-"""An ingest run over files and directories, shared by `manage.py ingest` and `serve --demo`."""
+"""An ingest run over files, directories and URLs, shared by `manage.py ingest` and `serve --demo`."""
 
 from __future__ import annotations
 
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,55 +12,75 @@ from django.conf import settings
 from tqdm import tqdm
 
 from mnemosyne.ingestion.embedding import Embedder, get_embedder
+from mnemosyne.ingestion.fetch import FetchFailed, fetch_url
 from mnemosyne.ingestion.parsing import SUPPORTED_SUFFIXES, DocumentRejected, parse_bytes
 from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, Outcome, content_hash, ingest_documents
-from mnemosyne.ingestion.sources import Skipped, SourceFile, discover
-from mnemosyne.library.models import Collection
+from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url
+from mnemosyne.library.errors import NotFound
+from mnemosyne.library.models import Collection, Item
+from mnemosyne.library.services import delete_item
 from mnemosyne.storage import ChunkStore, get_chunk_store
 
 Report = Callable[[str], None]
+
+SUMMARY_COUNTS = ("created", "updated", "unchanged", "failed", "skipped", "pruned")
 
 
 @dataclass
 class RunSummary:
     results: list[IngestResult] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
+    # Tasks enqueued by a background run (mnemosyne.ingestion.tasks), which ingests nothing itself.
+    enqueued: int | None = None
 
     def counts(self) -> Counter[str]:
         counts: Counter[str] = Counter(result.outcome.value for result in self.results)
         counts["skipped"] = len(self.skipped)
+        counts["pruned"] = len(self.pruned)
+        counts["enqueued"] = self.enqueued or 0
         return counts
 
     def line(self) -> str:
         counts = self.counts()
-        parts = [
-            f"{counts[name]} {name}" for name in ("created", "updated", "unchanged", "failed", "skipped")
-        ]
+        if self.enqueued is not None:
+            return ", ".join(f"{counts[name]} {name}" for name in ("enqueued", "failed", "skipped", "pruned"))
+        parts = [f"{counts[name]} {name}" for name in SUMMARY_COUNTS]
         chunks = sum(result.chunk_count for result in self.results if result.outcome != Outcome.FAILED)
         return f"{', '.join(parts)}; {chunks} chunks in the ingested items"
 
+    def every_input_failed(self) -> bool:
+        """True when inputs were tried and none was ingested (a run with nothing to do is no failure)."""
+        counts = self.counts()
+        ingested = counts["created"] + counts["updated"] + counts["unchanged"] + counts["enqueued"]
+        return ingested == 0 and counts["failed"] + counts["skipped"] > 0
+
 
 def ingest_paths(
-    paths: Sequence[Path],
+    paths: Sequence[Path | str],
     *,
     collection: Collection,
     report: Report,
     embedder: Embedder | None = None,
     store: ChunkStore | None = None,
     progress: bool | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    prune: bool = False,
 ) -> RunSummary:
-    """Ingest every supported file under `paths`; a bad file is reported and the run goes on."""
+    """Ingest every supported file under `paths` and every http(s) URL among them.
+
+    A bad file or URL is reported and the run goes on. With `prune`, items of the collection
+    whose file under one of the directories walked is gone are deleted afterwards.
+    """
     embedder = embedder or get_embedder()
     store = store or get_chunk_store()
     show_progress = sys.stderr.isatty() if progress is None else progress
     summary = RunSummary()
-    found: list[SourceFile] = []
-    for entry in discover(paths, set(SUPPORTED_SUFFIXES)):
-        if isinstance(entry, Skipped):
-            summary.skipped.append(entry)
-            report(f"skipped {entry.path}: {entry.reason}")
-        else:
-            found.append(entry)
+    inputs = collect_inputs(paths, set(SUPPORTED_SUFFIXES), include=include, exclude=exclude)
+    for entry in inputs.skipped:
+        summary.skipped.append(entry)
+        report(f"skipped {entry.path}: {entry.reason}")
 
     def on_result(result: IngestResult) -> None:
         summary.results.append(result)
@@ -71,18 +91,26 @@ def ingest_paths(
         bar.update(1)
 
     def documents() -> Iterator[DocumentInput]:
-        # Files are read and parsed one at a time, as the pipeline asks for them.
-        for source_file in found:
+        # Files are read (and URLs fetched) one at a time, as the pipeline asks for them.
+        for source_file in inputs.files:
             bar.set_postfix_str(source_file.source[-40:], refresh=False)
-            document = _read(source_file)
+            document = read_file(source_file)
             if isinstance(document, Skipped):
                 summary.skipped.append(document)
                 report(f"skipped {document.path}: {document.reason}")
                 bar.update(1)
             else:
                 yield document
+        for url in inputs.urls:
+            bar.set_postfix_str(url[-40:], refresh=False)
+            fetched = read_url(url)
+            if isinstance(fetched, IngestResult):
+                on_result(fetched)
+            else:
+                yield fetched
 
-    with tqdm(total=len(found), unit="file", disable=not show_progress, file=sys.stderr) as bar:
+    total = len(inputs.files) + len(inputs.urls)
+    with tqdm(total=total, unit="file", disable=not show_progress, file=sys.stderr) as bar:
         for _ in ingest_documents(
             collection=collection,
             documents=documents(),
@@ -91,10 +119,14 @@ def ingest_paths(
             on_progress=on_result,
         ):
             pass
+    if prune:
+        summary.pruned = prune_missing(
+            collection=collection, directories=inputs.directories, store=store, report=report
+        )
     return summary
 
 
-def _read(source_file: SourceFile) -> DocumentInput | Skipped:
+def read_file(source_file: SourceFile) -> DocumentInput | Skipped:
     path = source_file.path
     try:
         size = path.stat().st_size
@@ -111,3 +143,46 @@ def _read(source_file: SourceFile) -> DocumentInput | Skipped:
     return DocumentInput(
         source=source_file.source, parsed=parsed, digest=content_hash(data), metadata={"path": str(path)}
     )
+
+
+def read_url(url: str) -> DocumentInput | IngestResult:
+    """Fetch and parse a URL; one that cannot be is a failed result (its item, if any, is untouched)."""
+    try:
+        fetched = fetch_url(url)
+        parsed = parse_bytes(fetched.data, filename=fetched.filename)
+    except (FetchFailed, DocumentRejected) as exc:
+        return IngestResult(url, Outcome.FAILED, error=str(exc))
+    metadata: dict[str, object] = {"url": url, "content_type": fetched.content_type}
+    if fetched.final_url != url:
+        metadata["final_url"] = fetched.final_url
+    # The URL as given is the item's identity, so a re-run finds the same item.
+    return DocumentInput(source=url, parsed=parsed, digest=content_hash(fetched.data), metadata=metadata)
+
+
+def prune_missing(
+    *, collection: Collection, directories: Sequence[Path], store: ChunkStore, report: Report
+) -> list[str]:
+    """Delete the items found under `directories` before whose file is gone; return their sources.
+
+    An item is under a directory when its source starts with the directory's name and "/" (how
+    sources are named); it is kept while the file exists under any walked directory of that name.
+    URL items are never pruned.
+    """
+    bases_by_name: dict[str, list[Path]] = defaultdict(list)
+    for directory in directories:
+        if directory.name:
+            bases_by_name[directory.name].append(directory.resolve().parent)
+    pruned: list[str] = []
+    for name, bases in sorted(bases_by_name.items()):
+        items = Item.objects.filter(collection=collection, source__startswith=f"{name}/").order_by("source")
+        for item in items.only("pk", "uid", "source"):
+            if is_url(item.source) or any((base / item.source).exists() for base in bases):
+                continue
+            try:
+                deletion = delete_item(item_uid=item.uid, dry_run=False, store=store)
+            except NotFound:
+                continue  # deleted meanwhile
+            pruned.append(item.source)
+            left = "" if deletion.storage_cleaned else " (its stored objects could not be removed)"
+            report(f"pruned {item.source}{left}")
+    return pruned

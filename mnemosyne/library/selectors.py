@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
-from mnemosyne.library.errors import NotFound
-from mnemosyne.library.models import Chunk, Collection, Item, Library
+from mnemosyne.graph import ConceptCount, get_graph_store
+from mnemosyne.ingestion.concepts import normalise_concept
+from mnemosyne.library.errors import InvalidArgument, NotFound
+from mnemosyne.library.models import Chunk, ChunkKind, Collection, EmbeddingStatus, Item, Library
 from mnemosyne.storage import ChunkNotFound, get_chunk_store
+
+# Joins the headings of a chunk's section_path (written by the chunker).
+SECTION_SEPARATOR = " › "
 
 
 def get_library(uid: str) -> Library:
@@ -106,3 +112,198 @@ def chunk_detail(uid: str, *, context: int = 0) -> ChunkDetail:
         before=[Neighbour(n, chunk_text(n)) for n in before],
         after=[Neighbour(n, chunk_text(n)) for n in after],
     )
+
+
+def find_library(reference: str) -> Library:
+    """A library by uid or by name (case-insensitive), as a person types it into a prompt."""
+    reference = reference.strip()
+    library = (
+        Library.objects.filter(uid=reference).first()
+        or Library.objects.filter(name__iexact=reference).first()
+    )
+    if library is None:
+        raise NotFound("library", reference)
+    return library
+
+
+def find_collection(reference: str, *, library: Library | None = None) -> Collection:
+    """A collection by uid, or by name (case-insensitive) within `library` when one is given."""
+    reference = reference.strip()
+    queryset = Collection.objects.select_related("library")
+    by_name = queryset.filter(name__iexact=reference)
+    if library is not None:
+        by_name = by_name.filter(library=library)
+    collection = queryset.filter(uid=reference).first() or by_name.order_by("library__name").first()
+    if collection is None or (library is not None and collection.library_id != library.pk):
+        raise NotFound("collection", reference)
+    return collection
+
+
+@dataclass(frozen=True)
+class ItemOutline:
+    item: Item
+    chunks: list[Chunk]
+    truncated: bool
+
+
+def item_outline(uid: str, *, max_chunks: int = 1000) -> ItemOutline:
+    """An item with its chunks in order (without vectors), for reading its structure."""
+    item = Item.objects.select_related("collection", "collection__library").filter(uid=uid).first()
+    if item is None:
+        raise NotFound("item", uid)
+    chunks = list(
+        Chunk.objects.filter(item=item)
+        .order_by("ordinal")
+        .only("uid", "ordinal", "kind", "section_path", "page", "text_preview")[: max_chunks + 1]
+    )
+    return ItemOutline(item=item, chunks=chunks[:max_chunks], truncated=len(chunks) > max_chunks)
+
+
+def uids_starting_with(
+    model: type[Library] | type[Item] | type[Chunk], prefix: str, *, limit: int
+) -> tuple[list[str], int]:
+    """Up to `limit` uids of `model` starting with `prefix`, and how many there are."""
+    queryset = model.objects.filter(uid__startswith=prefix.strip()).order_by("uid")
+    return list(queryset.values_list("uid", flat=True)[:limit]), queryset.count()
+
+
+@dataclass(frozen=True)
+class Topic:
+    heading: str
+    item_count: int
+    chunk_count: int
+
+
+@dataclass(frozen=True)
+class Topics:
+    page: list[Topic]
+    topic_count: int
+    item_count: int
+    chunk_count: int
+    unsectioned_chunk_count: int
+
+
+def topics(
+    *,
+    library_uid: str | None = None,
+    collection_uid: str | None = None,
+    depth: int = 2,
+    limit: int,
+    offset: int = 0,
+) -> Topics:
+    """Section headings (cut to `depth` levels) by how many chunks sit under them, one page."""
+    chunks = Chunk.objects.all()
+    scoped_items = items(collection_uid=collection_uid, library_uid=library_uid)
+    if collection_uid is not None:
+        chunks = chunks.filter(collection=get_collection(collection_uid))
+    if library_uid is not None:
+        chunks = chunks.filter(library=get_library(library_uid))
+    heading = RawSQL(
+        "array_to_string((string_to_array(section_path, %s))[1:%s], %s)",
+        (SECTION_SEPARATOR, depth, SECTION_SEPARATOR),
+    )
+    grouped = (
+        chunks.exclude(section_path="")
+        .annotate(heading=heading)
+        .values("heading")
+        .annotate(items=Count("item_id", distinct=True), chunks=Count("id"))
+        .order_by("-chunks", "heading")
+    )
+    totals = chunks.aggregate(chunks=Count("id"), unsectioned=Count("id", filter=Q(section_path="")))
+    return Topics(
+        page=[Topic(row["heading"], row["items"], row["chunks"]) for row in grouped[offset : offset + limit]],
+        topic_count=grouped.count(),
+        item_count=scoped_items.count(),
+        chunk_count=totals["chunks"],
+        unsectioned_chunk_count=totals["unsectioned"],
+    )
+
+
+@dataclass(frozen=True)
+class CollectionOverview:
+    collection: Collection
+    items_by_status: dict[str, int]
+    chunk_count: int
+    image_chunk_count: int
+    # Complete items chunked and embedded under another configuration (re-ingesting updates them).
+    stale_item_count: int
+
+
+def collection_overviews(
+    *, collection_uid: str | None = None, ingest_config: str
+) -> list[CollectionOverview]:
+    """Every collection (or one) with its item and chunk counts; `ingest_config` is the current signature."""
+    scope = collections()
+    if collection_uid is not None:
+        scope = scope.filter(pk=get_collection(collection_uid).pk)
+    found = list(scope)
+    ids = [collection.pk for collection in found]
+    by_status: dict[int, dict[str, int]] = {pk: dict.fromkeys(EmbeddingStatus.values, 0) for pk in ids}
+    for row in (
+        Item.objects.filter(collection_id__in=ids)
+        .values("collection_id", "embedding_status")
+        .annotate(n=Count("id"))
+    ):
+        by_status[row["collection_id"]][row["embedding_status"]] = row["n"]
+    chunk_counts: dict[int, tuple[int, int]] = {
+        row["collection_id"]: (row["n"], row["images"])
+        for row in Chunk.objects.filter(collection_id__in=ids)
+        .values("collection_id")
+        .annotate(n=Count("id"), images=Count("id", filter=Q(kind=ChunkKind.IMAGE)))
+    }
+    stale = dict(
+        Item.objects.filter(collection_id__in=ids, embedding_status=EmbeddingStatus.COMPLETE)
+        .exclude(metadata__ingest_config=ingest_config)
+        .values("collection_id")
+        .annotate(n=Count("id"))
+        .values_list("collection_id", "n")
+    )
+    return [
+        CollectionOverview(
+            collection=collection,
+            items_by_status=by_status[collection.pk],
+            chunk_count=chunk_counts.get(collection.pk, (0, 0))[0],
+            image_chunk_count=chunk_counts.get(collection.pk, (0, 0))[1],
+            stale_item_count=stale.get(collection.pk, 0),
+        )
+        for collection in found
+    ]
+
+
+def top_concepts(
+    *, library_uid: str | None = None, collection_uid: str | None = None, limit: int, offset: int = 0
+) -> list[ConceptCount]:
+    """The most-mentioned concepts (chunks mentioning each), one page, from the GraphStore."""
+    library_id = get_library(library_uid).pk if library_uid is not None else None
+    collection_id = get_collection(collection_uid).pk if collection_uid is not None else None
+    return get_graph_store().top_concepts(
+        library_id=library_id, collection_id=collection_id, limit=limit, offset=offset
+    )
+
+
+@dataclass(frozen=True)
+class RelatedConcept:
+    key: str
+    label: str
+    weight: int
+    example_chunk_uids: list[str]
+
+
+def related_concepts(concept: str, *, limit: int) -> tuple[str, list[RelatedConcept]]:
+    """The concept's key and the concepts co-occurring with it, strongest first."""
+    key = normalise_concept(concept)
+    store = get_graph_store()
+    if not key or not store.known_concepts([key]):
+        raise InvalidArgument(f"no chunk mentions the concept {concept!r}; list_concepts shows known ones")
+    neighbours = store.neighbours(key, limit=limit)
+    chunk_ids = {chunk_id for neighbour in neighbours for chunk_id in neighbour.example_chunk_ids}
+    uid_of = dict(Chunk.objects.filter(id__in=chunk_ids).values_list("id", "uid"))
+    return key, [
+        RelatedConcept(
+            key=neighbour.key,
+            label=neighbour.label,
+            weight=neighbour.weight,
+            example_chunk_uids=[uid_of[i] for i in neighbour.example_chunk_ids if i in uid_of],
+        )
+        for neighbour in neighbours
+    ]

@@ -1,23 +1,34 @@
-"""python manage.py ingest PATH... --library NAME [--library-type T] --collection NAME"""
+"""python manage.py ingest PATH_OR_URL... --library NAME --collection NAME [--include/--exclude GLOB]
+[--prune] [--background]"""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mnemosyne.ingestion.runner import ingest_paths
+from mnemosyne.ingestion.tasks import enqueue_paths
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
 
 
 class Command(BaseCommand):
-    help = "Ingest files and directories (.txt, .md) into a collection, creating it when missing."
+    help = (
+        "Ingest files, directories and http(s) URLs (.txt, .md, .pdf, .html, .docx, images) into a "
+        "collection, creating the library and collection when missing. Unchanged files are skipped by "
+        "content hash; a file or URL that cannot be ingested is reported and the run goes on. Exits "
+        "non-zero only when no input could be ingested."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("paths", nargs="+", type=Path, help="Files or directories to ingest.")
+        parser.add_argument(
+            "paths",
+            nargs="+",
+            metavar="PATH_OR_URL",
+            help="Files, directories (walked recursively, hidden files ignored) or http(s) URLs.",
+        )
         parser.add_argument("--library", required=True, help="Library name (created when missing).")
         parser.add_argument(
             "--library-type",
@@ -26,6 +37,39 @@ class Command(BaseCommand):
             help="Library type, for a new library or to change an existing one's.",
         )
         parser.add_argument("--collection", required=True, help="Collection name (created when missing).")
+        parser.add_argument(
+            "--include",
+            action="append",
+            default=[],
+            metavar="GLOB",
+            help=(
+                "In directories, consider only files matching this glob (repeatable), relative to the "
+                "directory: '*.md' matches at any depth, '**' spans directories ('guides/**/*.md')."
+            ),
+        )
+        parser.add_argument(
+            "--exclude",
+            action="append",
+            default=[],
+            metavar="GLOB",
+            help="In directories, ignore files matching this glob (repeatable), e.g. 'drafts/**'.",
+        )
+        parser.add_argument(
+            "--prune",
+            action="store_true",
+            help=(
+                "Delete the collection's items from the given directories whose file no longer exists "
+                "(with their chunks and stored text). Items from URLs are never pruned."
+            ),
+        )
+        parser.add_argument(
+            "--background",
+            action="store_true",
+            help=(
+                "Enqueue one task per file or URL and return at once; `python manage.py db_worker` "
+                "processes them (any number of workers, on any machine sharing the database)."
+            ),
+        )
         parser.add_argument("--no-progress", action="store_true", help="Never show a progress bar.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -34,13 +78,24 @@ class Command(BaseCommand):
             collection = ensure_collection(library=library, name=options["collection"])
         except InvalidArgument as exc:
             raise CommandError(str(exc)) from exc
-        summary = ingest_paths(
-            options["paths"],
-            collection=collection,
-            report=lambda line: self.stdout.write(line),
-            progress=False if options["no_progress"] else None,
-        )
+        common: dict[str, Any] = {
+            "collection": collection,
+            "report": lambda line: self.stdout.write(line),
+            "include": options["include"],
+            "exclude": options["exclude"],
+            "prune": options["prune"],
+        }
+        if options["background"]:
+            summary = enqueue_paths(options["paths"], **common)
+            self.stdout.write(
+                f"Enqueued {summary.enqueued} ingest task(s). Run `python manage.py db_worker` to process "
+                "them (as many workers as you like, on any machine that shares the database and sees "
+                "the same paths)."
+            )
+        else:
+            summary = ingest_paths(
+                options["paths"], progress=False if options["no_progress"] else None, **common
+            )
         self.stdout.write(f"{library.name} / {collection.name}: {summary.line()}")
-        counts = summary.counts()
-        if counts["failed"] and not (counts["created"] or counts["updated"] or counts["unchanged"]):
-            raise CommandError("every file failed to ingest")
+        if summary.every_input_failed():
+            raise CommandError("no input could be ingested")

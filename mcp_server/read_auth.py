@@ -1,0 +1,88 @@
+"""Bearer-token checks for the requests that read the libraries without calling a tool.
+
+ToolCallAuthMiddleware guards tools/call. Resources (chunk text, item outlines, library names),
+completions (names and uids) and prompts (which resolve library names) read the same data, so they
+need a valid token too. Server metadata stays public: initialize, ping, tools/list, prompts/list,
+resources/templates/list. Any valid token may read; its tool whitelist does not apply here.
+MCP_REQUIRE_AUTH=false turns the check off, as for tools.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mcp_server.auth import bearer_token, refusal
+from mcp_server.metrics import AUTH_FAILURES
+from mcp_server.services import AuthResult, authenticate
+
+READING_METHODS = frozenset({"resources/list", "resources/read", "completion/complete", "prompts/get"})
+
+
+def reads_libraries(body: bytes) -> bool:
+    """Whether a JSON-RPC message (or batch) asks for library content; False when unparseable."""
+    try:
+        payload = json.loads(body)
+    except (UnicodeDecodeError, ValueError):
+        return False  # the transport answers malformed JSON with the spec's parse error
+    messages = payload if isinstance(payload, list) else [payload]
+    return any(isinstance(m, dict) and m.get("method") in READING_METHODS for m in messages)
+
+
+def _check(raw: str | None) -> AuthResult:
+    close_old_connections()
+    try:
+        return authenticate(raw)
+    finally:
+        close_old_connections()
+
+
+class LibraryReadAuthMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or not settings.MCP_REQUIRE_AUTH:
+            await self.app(scope, receive, send)
+            return
+        body = await _read_body(receive)
+        if reads_libraries(body):
+            result = await sync_to_async(_check, thread_sensitive=False)(bearer_token(Headers(scope=scope)))
+            if result.failure is not None:
+                AUTH_FAILURES.labels(reason=result.failure.value).inc()
+                await refusal(result.failure)(scope, receive, send)
+                return
+        await self.app(scope, _replay(body, receive), send)
+
+
+async def _read_body(receive: Receive) -> bytes:
+    # The body limit is enforced by the RequestBodyLimitMiddleware outside this one.
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            message: dict[str, Any] = {"type": "http.request", "body": body, "more_body": False}
+            return message
+        return await receive()
+
+    return replay

@@ -1,0 +1,195 @@
+"""Resources: the libraries (listed one by one), and templates for a library, an item and a chunk.
+
+mnemosyne://libraries              every library with its collections (JSON)
+mnemosyne://library/{library_uid}  one library with its collections and item counts (JSON)
+mnemosyne://item/{item_uid}        an item and the outline of its chunks (JSON)
+mnemosyne://chunk/{chunk_uid}      a chunk's full text under a provenance header (Markdown)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.db import close_old_connections
+from django.db.models import Count
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.types import Resource
+
+from mnemosyne.library import selectors
+from mnemosyne.library.errors import NotFound
+from mnemosyne.library.models import Library
+from mnemosyne.storage import StorageError
+
+T = TypeVar("T")
+JSON = "application/json"
+
+
+def _reading(read: Callable[[], T]) -> T:
+    """Run a read the way a tool call does: fresh connection, typed errors for the client."""
+    close_old_connections()
+    try:
+        return read()
+    except NotFound as exc:
+        raise ResourceNotFoundError(str(exc)) from None
+    except StorageError:
+        raise ResourceError("the chunk store is unavailable right now; try again shortly") from None
+    finally:
+        close_old_connections()
+
+
+def _library(library: Library) -> dict[str, Any]:
+    return {
+        "uid": library.uid,
+        "name": library.name,
+        "library_type": library.library_type,
+        "description": library.description,
+        "uri": f"mnemosyne://library/{library.uid}",
+    }
+
+
+def libraries_json() -> str:
+    def read() -> str:
+        collections = selectors.collections().annotate(item_count=Count("items"))
+        by_library: dict[int, list[dict[str, Any]]] = {}
+        for collection in collections:
+            by_library.setdefault(collection.library_id, []).append(
+                {"uid": collection.uid, "name": collection.name, "item_count": collection.item_count}
+            )
+        return json.dumps(
+            {
+                "libraries": [
+                    {**_library(library), "collections": by_library.get(library.pk, [])}
+                    for library in selectors.libraries()
+                ]
+            },
+            indent=2,
+        )
+
+    return _reading(read)
+
+
+def library_json(library_uid: str) -> str:
+    def read() -> str:
+        library = selectors.get_library(library_uid)
+        collections = selectors.collections(library_uid=library_uid).annotate(item_count=Count("items"))
+        body = {
+            **_library(library),
+            "collections": [
+                {"uid": c.uid, "name": c.name, "description": c.description, "item_count": c.item_count}
+                for c in collections
+            ],
+        }
+        return json.dumps(body, indent=2)
+
+    return _reading(read)
+
+
+def item_json(item_uid: str) -> str:
+    def read() -> str:
+        outline = selectors.item_outline(item_uid)
+        item = outline.item
+        body = {
+            "uid": item.uid,
+            "title": item.title,
+            "item_type": item.item_type,
+            "source": item.source,
+            "embedding_status": item.embedding_status,
+            "embedding_error": item.embedding_error,
+            "chunk_count": item.chunk_count,
+            "metadata": {key: value for key, value in item.metadata.items() if key != "ingest_config"},
+            "collection": {"uid": item.collection.uid, "name": item.collection.name},
+            "library": {"uid": item.collection.library.uid, "name": item.collection.library.name},
+            "chunks": [
+                {
+                    "chunk_uid": chunk.uid,
+                    "uri": f"mnemosyne://chunk/{chunk.uid}",
+                    "ordinal": chunk.ordinal,
+                    "kind": chunk.kind,
+                    "section": chunk.section_path,
+                    "page": chunk.page,
+                    "preview": " ".join(chunk.text_preview.split())[:160],
+                }
+                for chunk in outline.chunks
+            ],
+            "chunks_truncated": outline.truncated,
+        }
+        return json.dumps(body, indent=2)
+
+    return _reading(read)
+
+
+def chunk_markdown(chunk_uid: str) -> str:
+    def read() -> str:
+        detail = selectors.chunk_detail(chunk_uid)
+        chunk = detail.chunk
+        where = " › ".join(part for part in (chunk.item.title, chunk.section_path) if part)
+        page = f" (page {chunk.page})" if chunk.page else ""
+        lines = [
+            f"# {where}{page}",
+            "",
+            f"- chunk_uid: {chunk.uid} (cite this)",
+            f"- item: {chunk.item.uid}, {chunk.item.source}",
+            f"- collection: {chunk.collection.name} ({chunk.collection.uid}); "
+            f"library: {chunk.library.name} ({chunk.library.uid})",
+            f"- characters {chunk.char_start}-{chunk.char_end}",
+            f"- previous chunk: {detail.previous_uid or 'none'}; next chunk: {detail.next_uid or 'none'}",
+            "",
+            detail.text,
+        ]
+        return "\n".join(lines)
+
+    return _reading(read)
+
+
+def library_resources() -> list[Resource]:
+    """One listed resource per library (resources/list), beside the static ones."""
+
+    def read() -> list[Resource]:
+        return [
+            Resource(
+                uri=f"mnemosyne://library/{library.uid}",
+                name=f"library-{library.uid}",
+                title=library.name,
+                description=library.description or f"The {library.library_type} library {library.name}.",
+                mime_type=JSON,
+            )
+            for library in selectors.libraries()
+        ]
+
+    return _reading(read)
+
+
+def register(server: MCPServer) -> None:
+    server.resource(
+        "mnemosyne://libraries",
+        name="libraries",
+        title="Libraries",
+        description="Every library with its collections and their item counts.",
+        mime_type=JSON,
+    )(libraries_json)
+    server.resource(
+        "mnemosyne://library/{library_uid}",
+        name="library",
+        title="A library",
+        description="One library with its collections (uids for search and list_items) and item counts.",
+        mime_type=JSON,
+    )(library_json)
+    server.resource(
+        "mnemosyne://item/{item_uid}",
+        name="item",
+        title="An item",
+        description="An item's provenance, status and metadata, and its chunks in order (uid, section, page, "
+        "a preview): the document's outline.",
+        mime_type=JSON,
+    )(item_json)
+    server.resource(
+        "mnemosyne://chunk/{chunk_uid}",
+        name="chunk",
+        title="A chunk",
+        description="A chunk's full text under a header with its provenance (item, section, page, "
+        "neighbouring chunks); cite its chunk_uid.",
+        mime_type="text/markdown",
+    )(chunk_markdown)

@@ -1,0 +1,249 @@
+"""Collection tools: get_collection_config (how a collection is indexed) and list_topics (its headings)."""
+
+from typing import Annotated
+
+from django.conf import settings
+from pgvector.django import HnswIndex
+from pydantic import BaseModel, Field
+
+from mcp_server import cursors
+from mcp_server.tools.registry import ToolSpec
+from mcp_server.tools.schemas import NEXT_CURSOR, CursorArgument, LibraryRef
+from mnemosyne.ingestion.embedding import get_embedder
+from mnemosyne.ingestion.pipeline import ingest_config_signature
+from mnemosyne.library import selectors
+from mnemosyne.library.models import Chunk
+from mnemosyne.search import service
+
+
+class VectorIndex(BaseModel):
+    kind: str = Field(description="The approximate nearest-neighbour index: hnsw.")
+    distance: str = Field(description="The vector distance: cosine.")
+    m: int = Field(description="HNSW links per node.")
+    ef_construction: int = Field(description="HNSW candidate list size while building.")
+    ef_search: int = Field(description="HNSW candidate list size per query (SEARCH_HNSW_EF_SEARCH).")
+
+
+class EmbeddingConfig(BaseModel):
+    model: str = Field(description="The embedding model (EMBEDDING_MODEL).")
+    dimensions: int = Field(description="Length of each chunk vector.")
+    index: VectorIndex
+
+
+class ChunkingConfig(BaseModel):
+    max_tokens: int = Field(description="Upper bound of a chunk, in the embedding model's word pieces.")
+    overlap_tokens: int = Field(description="Text repeated between consecutive chunks.")
+    structure_aware: bool = Field(description="Chunks follow headings, pages and paragraphs.")
+
+
+class SearchDefaults(BaseModel):
+    limit: int = Field(description="Results per search page when limit is omitted.")
+    search_types: list[str] = Field(description="The legs run when search_types is omitted.")
+    fusion: str = Field(description="How legs are fused when alpha is omitted: rrf or relative.")
+    rrf_k: int = Field(description="The RRF constant k.")
+    alpha: float = Field(description="Vector weight of relative fusion (SEARCH_ALPHA).")
+    graph_weight: float = Field(description="Weight of the concept-graph leg in fusion.")
+    graph_hops: int = Field(description="Concept expansion depth of the graph leg.")
+    bm25_k1: float
+    bm25_b: float
+    rerank_configured: bool = Field(
+        description="Whether a reranker is set up (search's rerank=true uses it)."
+    )
+    rerank_top_n: int = Field(description="How many fused results the reranker rescores.")
+    response_token_budget: int = Field(description="A search page is cut to about this many tokens.")
+
+
+class CollectionCounts(BaseModel):
+    items: int = Field(description="Items in the collection, whatever their status.")
+    items_by_status: dict[str, int] = Field(description="Items per embedding_status (pending … failed).")
+    chunks: int
+    image_chunks: int
+    stale_items: int = Field(
+        description="Complete items indexed under another model or chunking setting; re-ingest to update."
+    )
+
+
+class CollectionConfig(BaseModel):
+    uid: str
+    name: str
+    description: str
+    library: LibraryRef
+    embedding: EmbeddingConfig
+    chunking: ChunkingConfig
+    search_defaults: SearchDefaults
+    counts: CollectionCounts
+
+
+class CollectionConfigList(BaseModel):
+    collections: list[CollectionConfig] = Field(description="One entry, or every collection when none named.")
+
+
+def _vector_index() -> VectorIndex:
+    index = next(i for i in Chunk._meta.indexes if isinstance(i, HnswIndex))
+    return VectorIndex(
+        kind="hnsw",
+        distance="cosine",
+        # pgvector's own defaults when the index does not set them.
+        m=index.m or 16,
+        ef_construction=index.ef_construction or 64,
+        ef_search=settings.SEARCH_HNSW_EF_SEARCH,
+    )
+
+
+def get_collection_config(
+    collection_uid: Annotated[
+        str | None, Field(description="The collection (uid from list_collections); omit for all of them.")
+    ] = None,
+) -> CollectionConfigList:
+    embedder = get_embedder()
+    overviews = selectors.collection_overviews(
+        collection_uid=collection_uid, ingest_config=ingest_config_signature(embedder)
+    )
+    # Settings are process-wide today, so every collection shares them; the counts are its own.
+    embedding = EmbeddingConfig(model=embedder.model_id, dimensions=embedder.dim, index=_vector_index())
+    chunking = ChunkingConfig(
+        max_tokens=settings.CHUNK_MAX_TOKENS,
+        overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
+        structure_aware=True,
+    )
+    defaults = SearchDefaults(
+        limit=service.DEFAULT_LIMIT,
+        search_types=list(service.SEARCH_TYPES),
+        fusion=settings.SEARCH_FUSION,
+        rrf_k=settings.SEARCH_RRF_K,
+        alpha=settings.SEARCH_ALPHA,
+        graph_weight=settings.SEARCH_GRAPH_WEIGHT,
+        graph_hops=settings.SEARCH_GRAPH_HOPS,
+        bm25_k1=settings.SEARCH_BM25_K1,
+        bm25_b=settings.SEARCH_BM25_B,
+        rerank_configured=bool(settings.RERANK_URL or settings.RERANK_MODEL_PATH),
+        rerank_top_n=settings.RERANK_TOP_N,
+        response_token_budget=settings.SEARCH_RESPONSE_TOKEN_BUDGET,
+    )
+    return CollectionConfigList(
+        collections=[
+            CollectionConfig(
+                uid=o.collection.uid,
+                name=o.collection.name,
+                description=o.collection.description,
+                library=LibraryRef(uid=o.collection.library.uid, name=o.collection.library.name),
+                embedding=embedding,
+                chunking=chunking,
+                search_defaults=defaults,
+                counts=CollectionCounts(
+                    items=sum(o.items_by_status.values()),
+                    items_by_status=o.items_by_status,
+                    chunks=o.chunk_count,
+                    image_chunks=o.image_chunk_count,
+                    stale_items=o.stale_item_count,
+                ),
+            )
+            for o in overviews
+        ]
+    )
+
+
+def render_config(result: CollectionConfigList) -> str:
+    if not result.collections:
+        return "No collections."
+    lines = []
+    for c in result.collections:
+        e, k, d, n = c.embedding, c.chunking, c.search_defaults, c.counts
+        lines.append(
+            f"[{c.uid}] {c.library.name} / {c.name}: {n.items} items ({n.items_by_status.get('complete', 0)} "
+            f"complete), {n.chunks} chunks; {e.model} ({e.dimensions}-d, {e.index.kind} {e.index.distance}); "
+            f"chunks ≤ {k.max_tokens} tokens, overlap {k.overlap_tokens}; search {'+'.join(d.search_types)} "
+            f"fused by {d.fusion}, rerank {'on' if d.rerank_configured else 'off'}"
+        )
+    return "\n".join(lines)
+
+
+class TopicInfo(BaseModel):
+    heading: str = Field(
+        description="A section heading path, cut to `depth` levels, e.g. 'Backups › Restoring'."
+    )
+    item_count: int = Field(description="Items with chunks under this heading.")
+    chunk_count: int = Field(description="Chunks under this heading.")
+
+
+class TopicList(BaseModel):
+    topics: list[TopicInfo] = Field(description="Most chunks first (ties by heading).")
+    total_topics: int = Field(description="Headings in scope, on every page.")
+    total_items: int = Field(description="Items in scope.")
+    total_chunks: int = Field(description="Chunks in scope, with or without a heading.")
+    unsectioned_chunks: int = Field(description="Chunks under no heading (not in any topic).")
+    next_cursor: str | None = Field(description=NEXT_CURSOR)
+
+
+def list_topics(
+    library_uid: Annotated[
+        str | None, Field(description="Only this library (uid from list_libraries).")
+    ] = None,
+    collection_uid: Annotated[
+        str | None, Field(description="Only this collection (uid from list_collections).")
+    ] = None,
+    depth: Annotated[
+        int, Field(ge=1, le=4, description="Heading levels to keep: 1 = top headings only, up to 4.")
+    ] = 2,
+    limit: Annotated[int, Field(ge=1, le=500, description="How many topics per page, 1-500.")] = 100,
+    cursor: CursorArgument = None,
+) -> TopicList:
+    arguments = {"library_uid": library_uid, "collection_uid": collection_uid, "depth": depth, "limit": limit}
+    offset = cursors.start_of("list_topics", cursor, arguments=arguments)
+    found = selectors.topics(
+        library_uid=library_uid, collection_uid=collection_uid, depth=depth, limit=limit, offset=offset
+    )
+    return TopicList(
+        topics=[
+            TopicInfo(heading=t.heading, item_count=t.item_count, chunk_count=t.chunk_count)
+            for t in found.page
+        ],
+        total_topics=found.topic_count,
+        total_items=found.item_count,
+        total_chunks=found.chunk_count,
+        unsectioned_chunks=found.unsectioned_chunk_count,
+        next_cursor=cursors.after(
+            "list_topics",
+            offset=offset,
+            returned=limit,
+            more=offset + limit < found.topic_count,
+            arguments=arguments,
+        ),
+    )
+
+
+def render_topics(result: TopicList) -> str:
+    lines = [
+        f"{result.total_topics} topics over {result.total_items} items and {result.total_chunks} chunks "
+        f"({result.unsectioned_chunks} under no heading)."
+    ]
+    lines += [f"- {t.heading}: {t.chunk_count} chunks in {t.item_count} items" for t in result.topics]
+    if result.next_cursor:
+        lines.append("More: call list_topics again with cursor=next_cursor.")
+    return "\n".join(lines)
+
+
+GET_COLLECTION_CONFIG = ToolSpec(
+    fn=get_collection_config,
+    name="get_collection_config",
+    title="Collection configuration",
+    description=(
+        "How a collection is indexed and searched: embedding model and dimensions, vector index, chunking "
+        "settings, search defaults (legs, fusion, rerank), and counts of items by status, chunks and items "
+        "needing re-ingestion. Omit collection_uid for every collection. Use it to explain search behaviour "
+        "or to check that ingestion finished."
+    ),
+    render=render_config,
+)
+LIST_TOPICS = ToolSpec(
+    fn=list_topics,
+    name="list_topics",
+    title="List topics",
+    description=(
+        "The section headings found in the documents (heading paths cut to `depth` levels), each with how "
+        "many items and chunks sit under it, plus totals; optionally within one library or collection. "
+        "Use it for a table of contents of what is indexed, then search within a topic. Pages with "
+        "next_cursor."
+    ),
+    render=render_topics,
+)

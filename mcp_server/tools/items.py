@@ -1,0 +1,204 @@
+"""Write tools: upsert_item (ingest one document) and delete_item (dry run by default)."""
+
+import base64
+import binascii
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from mcp_server.tools.registry import DESTRUCTIVE_IDEMPOTENT_WRITE, ArgumentError, ToolSpec
+from mcp_server.tools.schemas import CollectionRef, LibraryRef
+from mnemosyne.ingestion.embedding import get_embedder
+from mnemosyne.ingestion.pipeline import Outcome
+from mnemosyne.library import selectors, services
+from mnemosyne.storage import get_chunk_store
+
+TEXT_MIME_TYPES = ("text/markdown", "text/plain", "text/html")
+# A failed ingestion raises instead of returning.
+STATUS_OF: dict[Outcome, Literal["created", "updated", "unchanged"]] = {
+    Outcome.CREATED: "created",
+    Outcome.UPDATED: "updated",
+    Outcome.UNCHANGED: "unchanged",
+}
+MetadataValue = str | int | float | bool | None
+
+
+class UpsertResult(BaseModel):
+    item_uid: str
+    status: Literal["created", "updated", "unchanged"] = Field(
+        description="created (new item), updated (content, title or metadata changed) or unchanged."
+    )
+    chunk_count: int = Field(description="Chunks the item is indexed as.")
+    title: str
+    item_type: str = Field(description="How the content was parsed: markdown, text, html, pdf, docx, image.")
+    external_id: str | None = Field(description="The caller's id, when one was given.")
+    source: str = Field(
+        description="The item's identity in the collection: external:<id> or content:<digest>."
+    )
+    embedding_status: str = Field(description="complete once searchable.")
+    collection: CollectionRef
+
+
+def upsert_item(
+    collection_uid: Annotated[
+        str, Field(description="The collection to write to (uid from list_collections).")
+    ],
+    title: Annotated[
+        str, Field(min_length=1, max_length=500, description="The item's title, shown in citations.")
+    ],
+    text: Annotated[
+        str | None,
+        Field(
+            description="The document as text (Markdown unless mime_type says otherwise). Or content_base64."
+        ),
+    ] = None,
+    content_base64: Annotated[
+        str | None,
+        Field(
+            description="The document's bytes, base64-encoded (PDF, DOCX, image…); needs mime_type. Or text."
+        ),
+    ] = None,
+    mime_type: Annotated[
+        str | None,
+        Field(
+            max_length=200,
+            description="Type of the content: text/markdown, text/plain, text/html, application/pdf, "
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document, image/png, image/jpeg, "
+            "image/gif or image/webp. Defaults to text/markdown for text.",
+        ),
+    ] = None,
+    external_id: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            max_length=500,
+            description="Your stable id for the document: a later call with the same id replaces it. Without "
+            "one the content itself is the identity (same bytes, same item).",
+        ),
+    ] = None,
+    metadata: Annotated[
+        dict[str, MetadataValue] | None,
+        Field(description="Flat key-value metadata kept with the item (strings, numbers, booleans)."),
+    ] = None,
+) -> UpsertResult:
+    if (text is None) == (content_base64 is None):
+        raise ArgumentError("text", "give exactly one of text and content_base64")
+    if text is not None:
+        mime_type = mime_type or "text/markdown"
+        if mime_type not in TEXT_MIME_TYPES:
+            raise ArgumentError("mime_type", f"with text it must be one of {', '.join(TEXT_MIME_TYPES)}")
+        content = text.encode("utf-8")
+    else:
+        if mime_type is None:
+            raise ArgumentError("mime_type", "required with content_base64")
+        try:
+            content = base64.b64decode(content_base64 or "", validate=True)
+        except (binascii.Error, ValueError):
+            raise ArgumentError("content_base64", "not valid base64") from None
+    outcome = services.upsert_item(
+        collection=selectors.get_collection(collection_uid),
+        title=title,
+        content=content,
+        mime_type=mime_type,
+        external_id=external_id,
+        metadata=metadata,
+        embedder=get_embedder(),
+        store=get_chunk_store(),
+    )
+    item = outcome.item
+    return UpsertResult(
+        item_uid=item.uid,
+        status=STATUS_OF[outcome.outcome],
+        chunk_count=outcome.chunk_count,
+        title=item.title,
+        item_type=item.item_type,
+        external_id=external_id,
+        source=item.source,
+        embedding_status=item.embedding_status,
+        collection=CollectionRef(uid=item.collection.uid, name=item.collection.name),
+    )
+
+
+def render_upsert(result: UpsertResult) -> str:
+    return (
+        f"{result.status.capitalize()} [{result.item_uid}] {result.title} in {result.collection.name}: "
+        f"{result.chunk_count} chunks, {result.embedding_status}."
+    )
+
+
+class DeleteResult(BaseModel):
+    item_uid: str
+    title: str
+    source: str
+    collection: CollectionRef
+    library: LibraryRef
+    chunk_count: int = Field(description="Chunks that go with the item (text and image).")
+    image_chunk_count: int
+    dry_run: bool
+    deleted: bool = Field(description="True once the item is gone; false on a dry run.")
+    storage_cleaned: bool = Field(
+        description="Whether the stored chunk text and images were removed too (false on a dry run)."
+    )
+
+
+def delete_item(
+    item_uid: Annotated[
+        str, Field(description="The item to delete (uid from list_items or search results).")
+    ],
+    dry_run: Annotated[
+        bool, Field(description="true (the default): only report what would be deleted. false: delete it.")
+    ] = True,
+) -> DeleteResult:
+    report = services.delete_item(item_uid=item_uid, dry_run=dry_run, store=get_chunk_store())
+    item = report.item
+    return DeleteResult(
+        item_uid=item.uid,
+        title=item.title,
+        source=item.source,
+        collection=CollectionRef(uid=item.collection.uid, name=item.collection.name),
+        library=LibraryRef(uid=item.collection.library.uid, name=item.collection.library.name),
+        chunk_count=report.chunk_count,
+        image_chunk_count=report.image_chunk_count,
+        dry_run=dry_run,
+        deleted=report.deleted,
+        storage_cleaned=report.storage_cleaned,
+    )
+
+
+def render_delete(result: DeleteResult) -> str:
+    what = f"[{result.item_uid}] {result.title} ({result.chunk_count} chunks) from {result.collection.name}"
+    if result.dry_run:
+        return f"Dry run: would delete {what}. Call again with dry_run=false to delete."
+    note = "" if result.storage_cleaned else " (stored chunk text could not be removed; see server log)"
+    return f"Deleted {what}{note}."
+
+
+UPSERT_ITEM = ToolSpec(
+    fn=upsert_item,
+    name="upsert_item",
+    title="Add or replace a document",
+    description=(
+        "Ingest one document into a collection through the normal pipeline (parse, chunk, embed, index), "
+        "so it becomes searchable at once. Give text (Markdown) or content_base64 with mime_type (PDF, DOCX, "
+        "HTML, images). With external_id the call is an upsert: the same id replaces that item, an unchanged "
+        "document is left as is. Without it the content is the identity, so repeating a call never "
+        "duplicates. Refused before anything is written: unsupported mime_type, content over the size limit, "
+        "unreadable or empty content. Needs a token allowed to write."
+    ),
+    render=render_upsert,
+    annotations=DESTRUCTIVE_IDEMPOTENT_WRITE.model_copy(),
+    writes=True,
+)
+DELETE_ITEM = ToolSpec(
+    fn=delete_item,
+    name="delete_item",
+    title="Delete a document",
+    description=(
+        "Delete one item with its chunks, concept mentions and stored text. By default a dry run that only "
+        "reports what would go (title, collection, chunk counts); call again with dry_run=false to delete. "
+        "Needs a token allowed to write."
+    ),
+    render=render_delete,
+    annotations=DESTRUCTIVE_IDEMPOTENT_WRITE.model_copy(),
+    writes=True,
+)

@@ -1,0 +1,97 @@
+"""Background ingestion on Django's Tasks framework: one task per file or URL.
+
+`ingest --background` enqueues; `python manage.py db_worker` (django-tasks-db) runs the tasks, and
+any number of workers on any number of machines can share the queue in PostgreSQL. A file is read
+by the worker at the path it had when enqueued, so workers on other machines need the same paths.
+
+A worker killed mid-item leaves nothing half-written: the pipeline swaps an item's chunks in one
+transaction and marks it complete only then, so the item stays "processing" with its previous
+chunks, and the next run (inline or in the background) ingests it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from django.db import transaction
+from django.tasks import task
+
+from mnemosyne.ingestion.embedding import get_embedder
+from mnemosyne.ingestion.fetch import FetchFailed, check_url
+from mnemosyne.ingestion.parsing import SUPPORTED_SUFFIXES
+from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, Outcome, ingest_documents
+from mnemosyne.ingestion.runner import Report, RunSummary, prune_missing, read_file, read_url
+from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url
+from mnemosyne.library.models import Collection
+from mnemosyne.storage import ChunkStore, get_chunk_store
+
+
+class IngestTaskFailed(Exception):
+    """The file or URL was not ingested; the task result records why."""
+
+
+@task
+def ingest_source(*, collection_id: int, location: str, source: str) -> dict[str, object]:
+    """Ingest one file (absolute path) or URL as the item `source`; raise when it is not ingested."""
+    collection = Collection.objects.get(pk=collection_id)
+    document: DocumentInput | Skipped | IngestResult
+    if is_url(location):
+        document = read_url(location)
+    else:
+        document = read_file(SourceFile(path=Path(location), source=source))
+    if isinstance(document, Skipped):
+        raise IngestTaskFailed(f"skipped {source}: {document.reason}")
+    if isinstance(document, IngestResult):
+        raise IngestTaskFailed(f"failed {source}: {document.error}")
+    (result,) = ingest_documents(
+        collection=collection, documents=[document], embedder=get_embedder(), store=get_chunk_store()
+    )
+    if result.outcome == Outcome.FAILED:
+        raise IngestTaskFailed(f"failed {source}: {result.error}")
+    return {
+        "source": result.source,
+        "outcome": result.outcome.value,
+        "item_uid": result.item_uid,
+        "chunk_count": result.chunk_count,
+    }
+
+
+def enqueue_paths(
+    paths: Sequence[Path | str],
+    *,
+    collection: Collection,
+    report: Report,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    prune: bool = False,
+    store: ChunkStore | None = None,
+) -> RunSummary:
+    """Enqueue one ingest task per file found and per URL; prune (if asked) right away."""
+    summary = RunSummary()
+    inputs = collect_inputs(paths, set(SUPPORTED_SUFFIXES), include=include, exclude=exclude)
+    for entry in inputs.skipped:
+        summary.skipped.append(entry)
+        report(f"skipped {entry.path}: {entry.reason}")
+    jobs: list[tuple[str, str]] = [(str(f.path), f.source) for f in inputs.files]
+    for url in inputs.urls:
+        try:
+            check_url(url)
+        except FetchFailed as exc:
+            summary.results.append(IngestResult(url, Outcome.FAILED, error=str(exc)))
+            report(f"failed {url}: {exc}")
+        else:
+            jobs.append((url, url))
+    # All or none: a queue holding half a run would be hard to reason about.
+    with transaction.atomic():
+        for location, source in jobs:
+            ingest_source.enqueue(collection_id=collection.pk, location=location, source=source)
+    summary.enqueued = len(jobs)
+    if prune:
+        summary.pruned = prune_missing(
+            collection=collection,
+            directories=inputs.directories,
+            store=store or get_chunk_store(),
+            report=report,
+        )
+    return summary

@@ -1,0 +1,84 @@
+"""Talking to the server under test: the official MCP client, and raw JSON-RPC over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import httpx
+import httpx2
+from mcp import ClientSession
+from mcp.client.session import LoggingFnT
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+T = TypeVar("T")
+JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+@contextlib.asynccontextmanager
+async def mcp_session(
+    base: str, token: str | None, transport: str, *, logging_callback: LoggingFnT | None = None
+) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if transport == "streamable-http":
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            streamable_http_client(f"{base}/mcp/", http_client=http) as streams,
+            ClientSession(streams[0], streams[1], logging_callback=logging_callback) as session,
+        ):
+            await session.initialize()
+            yield session
+    else:
+        async with (
+            sse_client(f"{base}/mcp/sse/", headers=headers, timeout=30) as streams,
+            ClientSession(streams[0], streams[1], logging_callback=logging_callback) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def call_all(base: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """Each call's result, or the MCPError it raised, in order, over one streamable HTTP session."""
+
+    async def scenario() -> list[Any]:
+        out: list[Any] = []
+        async with mcp_session(base, token, "streamable-http") as session:
+            for name, arguments in calls:
+                try:
+                    out.append(await session.call_tool(name, arguments))
+                except MCPError as exc:
+                    out.append(exc)
+        return out
+
+    return run(scenario)
+
+
+def run(scenario: Callable[[], Awaitable[T]]) -> T:
+    return asyncio.run(asyncio.wait_for(scenario(), timeout=120))
+
+
+def rpc(method: str, params: dict[str, Any] | None = None, id: int = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
+
+
+def post(
+    base: str, body: Any, token: str | None = None, *, headers: dict[str, str] | None = None
+) -> httpx.Response:
+    sent = {**JSON_HEADERS, **(headers or {})}
+    if token:
+        sent["Authorization"] = f"Bearer {token}"
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(f"{base}/mcp/", content=content, headers=sent, timeout=60)
+
+
+def sse_payload(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC message of a response, whether it came as JSON or as one server-sent event."""
+    if response.headers["content-type"].startswith("application/json"):
+        return dict(response.json())
+    data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+    return dict(json.loads(data[-1]))

