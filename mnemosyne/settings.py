@@ -34,7 +34,8 @@ PORT = envint("PORT", 8001, minimum=1, maximum=65535)
 MNEMOSYNE_DATA_DIR = Path(envstr("MNEMOSYNE_DATA_DIR", str(BASE_DIR / ".mnemosyne"))).expanduser().resolve()
 
 MCP_REQUIRE_AUTH = envbool("MCP_REQUIRE_AUTH", True)
-# Origins a browser-based MCP client may send (DNS-rebinding check); empty: http(s) on any port of ALLOWED_HOSTS.
+# Origins a browser-based MCP client may send (DNS-rebinding check);
+# empty: http(s) on any port of ALLOWED_HOSTS.
 MCP_ALLOWED_ORIGINS = envlist("MCP_ALLOWED_ORIGINS", [])
 # Largest MCP request body in bytes (413 above); bounds upsert_item uploads, base64 adding a third.
 MCP_MAX_REQUEST_BODY_BYTES = envint("MCP_MAX_REQUEST_BODY_BYTES", 4 * 1024 * 1024, minimum=1024)
