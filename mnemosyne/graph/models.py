@@ -1,6 +1,6 @@
 """The concept graph in PostgreSQL: concepts, chunk mentions, co-occurrence edges.
 
-Edge weights follow mentions by statement-level triggers (migration 0002), so they stay right
+Edge weights follow mentions by statement-level triggers (migration 0001), so they stay right
 whoever inserts or deletes mentions, including Django's cascade when chunks are deleted.
 """
 

@@ -1,6 +1,10 @@
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from mnemosyne.library.models import Chunk, Collection, Item, Library
+from mnemosyne.library.services import delete_item
+from mnemosyne.storage import get_chunk_store
 
 
 @admin.register(Library)
@@ -27,6 +31,14 @@ class ItemAdmin(admin.ModelAdmin):
     search_fields = ["title", "uid", "source"]
     readonly_fields = ["uid", "content_hash", "chunk_count", "created_at", "updated_at"]
     list_select_related = ["collection", "collection__library"]
+
+    # Deleting goes through the service, so stored objects and Neo4j mentions go too.
+    def delete_model(self, request: HttpRequest, obj: Item) -> None:
+        delete_item(item_uid=obj.uid, dry_run=False, store=get_chunk_store())
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Item]) -> None:
+        for uid in list(queryset.values_list("uid", flat=True)):
+            delete_item(item_uid=uid, dry_run=False, store=get_chunk_store())
 
 
 @admin.register(Chunk)

@@ -1,7 +1,9 @@
 """SearchService: the one entry point every caller (MCP tool, command, test) uses.
 
 Each leg applies the filters itself (AND-combined) and returns chunk ids best
-first; the legs are fused with reciprocal rank fusion.
+first; the legs are fused (relative-score fusion by default, or reciprocal rank
+fusion), then near-duplicates are collapsed, the head reranked when a reranker is
+configured, and MMR applied when diversity is asked for.
 """
 
 from __future__ import annotations
