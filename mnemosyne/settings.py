@@ -39,6 +39,13 @@ MCP_REQUIRE_AUTH = envbool("MCP_REQUIRE_AUTH", True)
 MCP_ALLOWED_ORIGINS = envlist("MCP_ALLOWED_ORIGINS", [])
 # Largest MCP request body in bytes (413 above); bounds upsert_item uploads, base64 adding a third.
 MCP_MAX_REQUEST_BODY_BYTES = envint("MCP_MAX_REQUEST_BODY_BYTES", 4 * 1024 * 1024, minimum=1024)
+# External base URL (https://mcp.example.com) for the protected-resource metadata a 401 points at;
+# empty: the request's scheme and Host.
+MCP_PUBLIC_BASE_URL = envstr("MCP_PUBLIC_BASE_URL", "")
+# OAuth authorization servers listed in that metadata (issuer URLs); empty: tokens come from the admin.
+MCP_AUTHORIZATION_SERVERS = envlist("MCP_AUTHORIZATION_SERVERS", [])
+# Tools that run only once an administrator approves the exact call (e.g. "delete_item").
+MCP_APPROVAL_REQUIRED_TOOLS = envlist("MCP_APPROVAL_REQUIRED_TOOLS", [])
 CHUNK_STORE = envchoice("CHUNK_STORE", "filesystem", ("filesystem", "s3"))
 # S3-compatible object storage (AWS S3, MinIO, R2) when CHUNK_STORE=s3. Credentials come from
 # AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or the usual boto3 chain).
@@ -74,6 +81,8 @@ SEARCH_FUSION = envchoice("SEARCH_FUSION", "relative", ("rrf", "relative"))
 SEARCH_RRF_K = envint("SEARCH_RRF_K", 60, minimum=1, maximum=1000)
 SEARCH_ALPHA = envfloat("SEARCH_ALPHA", 0.5, minimum=0.0, maximum=1.0)
 SEARCH_GRAPH_WEIGHT = envfloat("SEARCH_GRAPH_WEIGHT", 0.0, minimum=0.0, maximum=1.0)
+# Run the lexical and graph legs in threads while the query is embedded.
+SEARCH_PARALLEL_LEGS = envbool("SEARCH_PARALLEL_LEGS", True)
 SEARCH_GRAPH_HOPS = envint("SEARCH_GRAPH_HOPS", 1, minimum=1, maximum=2)
 # Reranking (off unless configured): an HTTP /rerank endpoint (TEI, Cohere or Jina style)
 # or a local cross-encoder directory.

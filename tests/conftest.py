@@ -84,6 +84,7 @@ def live_server_url(django_db_setup, django_db_blocker, shared_data_dir: Path) -
         "MCP_REQUIRE_AUTH": "true",
         "LOG_LEVEL": "warning",
         "DATABASE_CONN_MAX_AGE": "0",
+        "SEARCH_PARALLEL_LEGS": "true",
     }
     log = shared_data_dir / "uvicorn.log"
     with log.open("wb") as log_file:

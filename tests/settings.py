@@ -7,5 +7,8 @@ _ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("MNEMOSYNE_DATA_DIR", str(_ROOT / ".mnemosyne-test"))
 os.environ.setdefault("DEBUG", "true")
 os.environ.setdefault("LOG_LEVEL", "warning")
+# In-process tests hold their data in a transaction other threads cannot see; the uvicorn
+# servers the HTTP tests start use the default (parallel legs).
+os.environ.setdefault("SEARCH_PARALLEL_LEGS", "false")
 
 from mnemosyne.settings import *  # noqa: E402, F403

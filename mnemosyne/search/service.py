@@ -9,10 +9,12 @@ configured, and MMR applied when diversity is asked for.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
+from django.db import close_old_connections
 
 from mnemosyne.graph import GraphError
 from mnemosyne.ingestion.embedding import Embedder, get_embedder
@@ -148,24 +150,32 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
     found_by_leg: dict[str, list[tuple[int, float]]] = {}
     not_run: dict[str, str] = {}
     wanted = list(dict.fromkeys(request.search_types))
+    if "graph" in wanted and len(wanted) > 1 and settings.SEARCH_GRAPH_WEIGHT == 0:
+        wanted.remove("graph")
+        not_run["graph"] = (
+            "its fusion weight is 0 (SEARCH_GRAPH_WEIGHT); ask for search_types=['graph'] alone"
+        )
+    # The lexical and graph legs run in other threads while the query is embedded.
+    parallel = settings.SEARCH_PARALLEL_LEGS
+    pending: dict[str, Future[list[tuple[int, float]]]] = {}
+    for leg, run in (("fulltext", legs.fulltext_leg), ("graph", legs.graph_leg)):
+        if leg in wanted and parallel:
+            pending[leg] = _LEG_POOL.submit(_in_thread, run, query, filters, candidates)
     for leg in wanted:
-        if leg == "graph" and len(wanted) > 1 and settings.SEARCH_GRAPH_WEIGHT == 0:
-            not_run[leg] = (
-                "its fusion weight is 0 (SEARCH_GRAPH_WEIGHT); ask for search_types=['graph'] alone"
-            )
-            continue
-        if leg == "vector":
-            vector = (embedder or get_embedder()).embed_batch([query])[0]
-            found_by_leg[leg] = legs.vector_leg(vector, filters, candidates)
-        elif leg == "fulltext":
-            found_by_leg[leg] = legs.fulltext_leg(query, filters, candidates)
-        else:
-            try:
-                found_by_leg[leg] = legs.graph_leg(query, filters, candidates)
-            except GraphError as exc:
-                # The graph is an optional signal: report it and go on with the other legs.
-                logger.warning("graph leg failed: %s", exc)
-                not_run[leg] = f"the concept graph is unavailable ({exc})"
+        try:
+            if leg == "vector":
+                vector = (embedder or get_embedder()).embed_batch([query])[0]
+                found_by_leg[leg] = legs.vector_leg(vector, filters, candidates)
+            elif leg in pending:
+                found_by_leg[leg] = pending[leg].result()
+            else:
+                found_by_leg[leg] = (legs.fulltext_leg if leg == "fulltext" else legs.graph_leg)(
+                    query, filters, candidates
+                )
+        except GraphError as exc:
+            # The graph is an optional signal: report it and go on with the other legs.
+            logger.warning("graph leg failed: %s", exc)
+            not_run[leg] = f"the concept graph is unavailable ({exc})"
 
     fused = fuse(found_by_leg, alpha=request.alpha)
     scores = {leg: dict(found) for leg, found in found_by_leg.items()}
@@ -211,6 +221,20 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
 
 def _vector(chunk: Chunk) -> list[float]:
     return [0.0] * EMBEDDING_DIMENSIONS if chunk.embedding is None else list(chunk.embedding)
+
+
+_LEG_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-leg")
+
+
+def _in_thread(
+    leg: Callable[[str, legs.Filters, int], list[tuple[int, float]]],
+    query: str,
+    filters: legs.Filters,
+    limit: int,
+) -> list[tuple[int, float]]:
+    # Pool threads keep their own database connection; drop it when stale, as a request would.
+    close_old_connections()
+    return leg(query, filters, limit)
 
 
 def describe_fusion(alpha: float | None) -> str:

@@ -37,6 +37,7 @@ def uvicorn_server(
         "MCP_REQUIRE_AUTH": "true",
         "LOG_LEVEL": "warning",
         "DATABASE_CONN_MAX_AGE": "0",
+        "SEARCH_PARALLEL_LEGS": "true",
         **(env or {}),
     }
     command = [
@@ -136,7 +137,7 @@ def corpus(embedder: Embedder) -> tuple[Library, Collection]:
 
 @pytest.fixture
 def token() -> str:
-    """A token that may call every tool."""
+    """A token that may call every tool (new tokens read only unless given the write scope)."""
     user = User.objects.create(username="reader")
-    _, raw = create_token(user=user, name="test")
+    _, raw = create_token(user=user, name="test", scopes=["read", "write"])
     return raw
