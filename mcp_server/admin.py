@@ -10,9 +10,11 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from mcp_server.models import MCPAuditEvent, MCPToken
+from mcp_server.models import SCOPES, MCPApprovalRequest, MCPAuditEvent, MCPToken
 from mcp_server.server import TOOL_SPECS
-from mcp_server.services import create_token, revoke_token
+from mcp_server.services import create_token, decide_approval, extend_token, revoke_token
+
+EXTENSION_DAYS = 30
 
 RAW_TOKEN_ATTRIBUTE = "_mcp_raw_token"
 
@@ -24,29 +26,71 @@ class TokenCreationForm(forms.ModelForm):
         widget=forms.CheckboxSelectMultiple,
         help_text="Leave empty to allow every tool.",
     )
+    scopes = forms.MultipleChoiceField(
+        choices=[(scope, scope) for scope in SCOPES],
+        initial=["read"],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="read for the reading tools and resources, write for upsert_item and delete_item; "
+        "none ticked means read only.",
+    )
 
     class Meta:
         model = MCPToken
-        fields = ["user", "name", "allowed_tools", "expires_at"]
+        fields = [
+            "user",
+            "name",
+            "scopes",
+            "allowed_tools",
+            "libraries",
+            "rate_limit_per_minute",
+            "sign_results",
+            "expires_at",
+        ]
 
 
 @admin.register(MCPToken)
 class MCPTokenAdmin(admin.ModelAdmin):
-    list_display = ["name", "user", "prefix", "created_at", "expires_at", "revoked_at", "last_used_at"]
+    list_display = [
+        "name",
+        "user",
+        "prefix",
+        "scopes",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+        "last_used_at",
+    ]
     list_filter = ["revoked_at"]
     search_fields = ["name", "prefix", "user__username"]
-    readonly_fields = ["prefix", "allowed_tools", "created_at", "last_used_at", "revoked_at"]
-    fields = [
-        "user",
-        "name",
+    readonly_fields = [
         "prefix",
+        "scopes",
         "allowed_tools",
-        "expires_at",
+        "libraries",
+        "rate_limit_per_minute",
+        "sign_results",
+        "created_by",
         "created_at",
         "last_used_at",
         "revoked_at",
     ]
-    actions = ["revoke_selected"]
+    fields = [
+        "user",
+        "name",
+        "prefix",
+        "scopes",
+        "allowed_tools",
+        "libraries",
+        "rate_limit_per_minute",
+        "sign_results",
+        "expires_at",
+        "created_by",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
+    actions = ["revoke_selected", "extend_selected"]
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
         if obj is None:
@@ -54,7 +98,18 @@ class MCPTokenAdmin(admin.ModelAdmin):
         return super().get_form(request, obj, change=change, **kwargs)
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return ["user", "name", "allowed_tools", "expires_at"] if obj is None else self.fields
+        if obj is None:
+            return [
+                "user",
+                "name",
+                "scopes",
+                "allowed_tools",
+                "libraries",
+                "rate_limit_per_minute",
+                "sign_results",
+                "expires_at",
+            ]
+        return self.fields
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         return [] if obj is None else [*self.readonly_fields, "user", "name"]
@@ -68,6 +123,10 @@ class MCPTokenAdmin(admin.ModelAdmin):
             name=form.cleaned_data["name"],
             allowed_tools=form.cleaned_data["allowed_tools"],
             expires_at=form.cleaned_data["expires_at"],
+            scopes=form.cleaned_data["scopes"] or ["read"],
+            libraries=list(form.cleaned_data["libraries"]),
+            rate_limit_per_minute=form.cleaned_data["rate_limit_per_minute"],
+            sign_results=form.cleaned_data["sign_results"],
             actor=request.user.get_username(),
         )
         obj.pk = token.pk
@@ -91,6 +150,17 @@ class MCPTokenAdmin(admin.ModelAdmin):
             revoke_token(token=token, actor=request.user.get_username())
         self.message_user(request, f"Revoked {queryset.count()} token(s).", messages.SUCCESS)
 
+    @admin.action(description=f"Extend selected tokens by {EXTENSION_DAYS} days")
+    def extend_selected(self, request: HttpRequest, queryset: QuerySet[MCPToken]) -> None:
+        for token in queryset:
+            extend_token(token=token, days=EXTENSION_DAYS, actor=request.user.get_username())
+        self.message_user(request, f"Extended {queryset.count()} token(s).", messages.SUCCESS)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        # A new token's libraries are set by create_token; the form's save_m2m would need the raw pk.
+        if change:
+            super().save_related(request, form, formsets, change)
+
 
 @admin.register(MCPAuditEvent)
 class MCPAuditEventAdmin(admin.ModelAdmin):
@@ -103,3 +173,36 @@ class MCPAuditEventAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(MCPApprovalRequest)
+class MCPApprovalRequestAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "uid", "tool", "token", "status", "decided_by"]
+    list_filter = ["status", "tool"]
+    readonly_fields = [
+        "uid",
+        "token",
+        "tool",
+        "arguments_preview",
+        "arguments_digest",
+        "status",
+        "decided_by",
+        "decided_at",
+        "created_at",
+    ]
+    actions = ["approve_selected", "reject_selected"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Approve selected requests (each may then be used once)")
+    def approve_selected(self, request: HttpRequest, queryset: QuerySet[MCPApprovalRequest]) -> None:
+        for pending in queryset:
+            decide_approval(request=pending, approve=True, actor=request.user.get_username())
+        self.message_user(request, "Approved the pending request(s).", messages.SUCCESS)
+
+    @admin.action(description="Reject selected requests")
+    def reject_selected(self, request: HttpRequest, queryset: QuerySet[MCPApprovalRequest]) -> None:
+        for pending in queryset:
+            decide_approval(request=pending, approve=False, actor=request.user.get_username())
+        self.message_user(request, "Rejected the pending request(s).", messages.SUCCESS)

@@ -1,8 +1,12 @@
 """Bearer-token checks at the HTTP layer, so a refused call is a real 401/403.
 
 Listing tools needs no token; every `tools/call` needs a valid one that may
-call that tool. The token is read from the Authorization header only (never
-the query string). MCP_REQUIRE_AUTH=false turns the check off for local
+call that tool: the tool is in its whitelist (else 403 forbidden_tool), it has
+the scope the tool needs (write tools need "write", the rest "read"; else 403
+insufficient_scope) and it is under its per-minute limit (else 429 with
+Retry-After). A 401 points at the protected-resource metadata, as the MCP
+authorization spec asks. The token is read from the Authorization header only
+(never the query string). MCP_REQUIRE_AUTH=false turns the check off for local
 development.
 """
 
@@ -19,7 +23,9 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_server.metrics import AUTH_FAILURES
-from mcp_server.services import AuthFailure, AuthResult, authenticate
+from mcp_server.services import AuthFailure, AuthResult, authenticate, take_rate_limit_slot
+
+WELL_KNOWN_PATH = "/.well-known/oauth-protected-resource/mcp"
 
 _MESSAGES = {
     AuthFailure.MISSING: "this tool call needs a bearer token (Authorization: Bearer mnem_…)",
@@ -27,7 +33,28 @@ _MESSAGES = {
     AuthFailure.EXPIRED: "the bearer token has expired",
     AuthFailure.REVOKED: "the bearer token has been revoked",
     AuthFailure.FORBIDDEN_TOOL: "this token may not call the tool {tool!r}",
+    AuthFailure.INSUFFICIENT_SCOPE: "this token lacks the scope the tool {tool!r} needs",
+    AuthFailure.RATE_LIMITED: "this token is over its rate limit; retry later",
 }
+
+
+def required_scope(tool: str) -> str:
+    from mcp_server.server import WRITE_TOOLS  # the server imports the tools; keep this module light
+
+    return "write" if tool in WRITE_TOOLS else "read"
+
+
+def public_base_url(scope: Scope) -> str:
+    """The server's external base URL: MCP_PUBLIC_BASE_URL, else the request's scheme and Host."""
+    configured: str = getattr(settings, "MCP_PUBLIC_BASE_URL", "")
+    if configured:
+        return configured.rstrip("/")
+    host = Headers(scope=scope).get("host", "localhost")
+    return f"{scope.get('scheme', 'http')}://{host}"
+
+
+def resource_metadata_url(scope: Scope) -> str:
+    return public_base_url(scope) + WELL_KNOWN_PATH
 
 
 def called_tools(body: bytes) -> list[str]:
@@ -54,35 +81,66 @@ def bearer_token(headers: Headers) -> str | None:
     return token.strip()
 
 
-def _check(raw: str | None, tools: list[str]) -> tuple[AuthResult, str]:
+def _check(raw: str | None, tools: list[str]) -> tuple[AuthResult, str, int | None]:
+    """The outcome, the tool refused (if any) and, when rate limited, seconds to wait."""
     close_old_connections()
     try:
         result = authenticate(raw)
         if not result.ok:
-            return result, ""
+            return result, "", None
+        token = result.token
+        assert token is not None
         for tool in tools:
-            assert result.token is not None
-            if not result.token.allows_tool(tool):
-                return AuthResult(result.token, AuthFailure.FORBIDDEN_TOOL), tool
-        return result, ""
+            if not token.allows_tool(tool):
+                return AuthResult(token, AuthFailure.FORBIDDEN_TOOL), tool, None
+            if not token.has_scope(required_scope(tool)):
+                return AuthResult(token, AuthFailure.INSUFFICIENT_SCOPE), tool, None
+        for _ in tools:
+            wait = take_rate_limit_slot(token)
+            if wait is not None:
+                return AuthResult(token, AuthFailure.RATE_LIMITED), "", wait
+        return result, "", None
     finally:
         close_old_connections()
 
 
-def refusal(failure: AuthFailure, tool: str = "") -> JSONResponse:
+def refusal(
+    failure: AuthFailure, tool: str = "", *, metadata_url: str = "", retry_after: int | None = None
+) -> JSONResponse:
     message = _MESSAGES[failure].format(tool=tool)
-    if failure == AuthFailure.FORBIDDEN_TOOL:
+    if failure == AuthFailure.INSUFFICIENT_SCOPE and not tool:
+        message = "this token may not read library content through this method"
+    headers: dict[str, str] = {}
+    if failure == AuthFailure.RATE_LIMITED:
+        status, error = 429, "rate_limited"
+        headers["Retry-After"] = str(retry_after or 60)
+    elif failure in (AuthFailure.FORBIDDEN_TOOL, AuthFailure.INSUFFICIENT_SCOPE):
         status, error = 403, "insufficient_scope"
     else:
         status, error = 401, "invalid_token"
-    challenge = 'Bearer realm="mnemosyne"'
-    if failure != AuthFailure.MISSING:
-        challenge += f', error="{error}", error_description="{message}"'
-    return JSONResponse(
-        {"error": error, "error_description": message},
-        status_code=status,
-        headers={"WWW-Authenticate": challenge},
-    )
+    if status != 429:
+        challenge = 'Bearer realm="mnemosyne"'
+        if metadata_url:
+            challenge += f', resource_metadata="{metadata_url}"'
+        if failure != AuthFailure.MISSING:
+            challenge += f', error="{error}", error_description="{message}"'
+        if status == 403 and tool:
+            challenge += f', scope="{required_scope(tool)}"'
+        headers["WWW-Authenticate"] = challenge
+    return JSONResponse({"error": error, "error_description": message}, status_code=status, headers=headers)
+
+
+def protected_resource_metadata(scope: Scope) -> dict[str, Any]:
+    """RFC 9728 metadata for /mcp: bearer tokens in the header only, scopes read and write."""
+    base = public_base_url(scope)
+    servers: list[str] = list(getattr(settings, "MCP_AUTHORIZATION_SERVERS", []) or [])
+    return {
+        "resource": f"{base}/mcp",
+        "authorization_servers": servers,
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": ["read", "write"],
+        "resource_name": "Mnemosyne",
+    }
 
 
 class ToolCallAuthMiddleware:
@@ -96,12 +154,15 @@ class ToolCallAuthMiddleware:
         body = await _read_body(receive)
         tools = called_tools(body)
         if tools:
-            result, tool = await sync_to_async(_check, thread_sensitive=False)(
+            result, tool, wait = await sync_to_async(_check, thread_sensitive=False)(
                 bearer_token(Headers(scope=scope)), tools
             )
             if result.failure is not None:
                 AUTH_FAILURES.labels(reason=result.failure.value).inc()
-                await refusal(result.failure, tool)(scope, receive, send)
+                response = refusal(
+                    result.failure, tool, metadata_url=resource_metadata_url(scope), retry_after=wait
+                )
+                await response(scope, receive, send)
                 return
         await self.app(scope, _replay(body, receive), send)
 

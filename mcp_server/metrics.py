@@ -17,6 +17,7 @@ TOOL_DURATION = Histogram(
 )
 AUTH_FAILURES = Counter(
     "mcp_auth_failures",
-    "Refused MCP calls by reason (missing, invalid, expired, revoked, forbidden_tool).",
+    "Refused MCP calls by reason (missing, invalid, expired, revoked, forbidden_tool, insufficient_scope, "
+    "rate_limited, approval_pending).",
     ["reason"],
 )

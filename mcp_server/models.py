@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+SCOPES = ("read", "write")
+
+
+def default_scopes() -> list[str]:
+    return ["read"]
 
 
 class MCPToken(models.Model):
@@ -16,6 +23,17 @@ class MCPToken(models.Model):
     prefix = models.CharField(max_length=16, editable=False, help_text="The token's first characters.")
     # Empty means every tool.
     allowed_tools = models.JSONField(default=list, blank=True)
+    # "read" and/or "write". New tokens read only; tokens from before scopes existed got both.
+    scopes = models.JSONField(default=default_scopes, blank=True)
+    # The tenant boundary: empty means every library; otherwise the rest is invisible.
+    libraries = models.ManyToManyField("library.Library", blank=True, related_name="+")
+    rate_limit_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Calls per minute across all workers; empty means no limit."
+    )
+    created_by = models.CharField(max_length=150, blank=True, default="", editable=False)
+    sign_results = models.BooleanField(
+        default=False, help_text="Results carry an HMAC-SHA256 signature keyed by the token's digest."
+    )
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -41,11 +59,16 @@ class MCPToken(models.Model):
     def allows_tool(self, tool: str) -> bool:
         return not self.allowed_tools or tool in self.allowed_tools
 
+    def has_scope(self, scope: str) -> bool:
+        return scope in (self.scopes or [])
+
 
 class MCPAuditEvent(models.Model):
     class Kind(models.TextChoices):
         TOKEN_CREATED = "token_created", "Token created"
         TOKEN_REVOKED = "token_revoked", "Token revoked"
+        TOKEN_EXTENDED = "token_extended", "Token extended"
+        WRITE_TOOL_CALL = "write_tool_call", "Write tool call"
 
     kind = models.CharField(max_length=32, choices=Kind.choices)
     token = models.ForeignKey(MCPToken, null=True, on_delete=models.SET_NULL, related_name="audit_events")
@@ -59,3 +82,59 @@ class MCPAuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} by {self.actor}"
+
+
+class MCPRateWindow(models.Model):
+    """A fixed one-minute window's call count for a token, shared by every worker and host."""
+
+    token = models.ForeignKey(MCPToken, on_delete=models.CASCADE, related_name="+")
+    window_start = models.DateTimeField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["token", "window_start"], name="mcp_rate_window_unique"),
+        ]
+
+
+def new_approval_uid() -> str:
+    return "apr_" + secrets.token_hex(8)
+
+
+class MCPApprovalRequest(models.Model):
+    """A call to a tool that needs an admin's approval; approved, it may be made once."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        USED = "used", "Used"
+
+    uid = models.CharField(max_length=32, unique=True, default=new_approval_uid, editable=False)
+    token = models.ForeignKey(MCPToken, null=True, on_delete=models.SET_NULL, related_name="approvals")
+    tool = models.CharField(max_length=100)
+    # The exact arguments approved: a re-invocation with other arguments is refused.
+    arguments_digest = models.CharField(max_length=64)
+    arguments_preview = models.TextField(blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    decided_by = models.CharField(max_length=150, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "MCP approval request"
+
+    def __str__(self) -> str:
+        return f"{self.uid} {self.tool} ({self.status})"
+
+
+class MCPNonce(models.Model):
+    """A request nonce seen from a signing token: the same nonce within five minutes is a replay."""
+
+    token = models.ForeignKey(MCPToken, on_delete=models.CASCADE, related_name="+")
+    nonce = models.CharField(max_length=128)
+    seen_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["token", "nonce"], name="mcp_nonce_unique_per_token")]

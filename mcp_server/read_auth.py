@@ -3,7 +3,9 @@
 ToolCallAuthMiddleware guards tools/call. Resources (chunk text, item outlines, library names),
 completions (names and uids) and prompts (which resolve library names) read the same data, so they
 need a valid token too. Server metadata stays public: initialize, ping, tools/list, prompts/list,
-resources/templates/list. Any valid token may read; its tool whitelist does not apply here.
+resources/templates/list. Any valid token with the "read" scope may read; its tool whitelist does
+not apply here. A token confined to some libraries is refused these methods (403) for now: they do
+not apply the library boundary yet, and refusing keeps the rest invisible.
 MCP_REQUIRE_AUTH=false turns the check off, as for tools.
 """
 
@@ -18,9 +20,9 @@ from django.db import close_old_connections
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_server.auth import bearer_token, refusal
+from mcp_server.auth import bearer_token, refusal, resource_metadata_url
 from mcp_server.metrics import AUTH_FAILURES
-from mcp_server.services import AuthResult, authenticate
+from mcp_server.services import AuthFailure, AuthResult, authenticate
 
 READING_METHODS = frozenset({"resources/list", "resources/read", "completion/complete", "prompts/get"})
 
@@ -38,7 +40,11 @@ def reads_libraries(body: bytes) -> bool:
 def _check(raw: str | None) -> AuthResult:
     close_old_connections()
     try:
-        return authenticate(raw)
+        result = authenticate(raw)
+        token = result.token
+        if result.ok and token is not None and (not token.has_scope("read") or token.libraries.exists()):
+            return AuthResult(token, AuthFailure.INSUFFICIENT_SCOPE)
+        return result
     finally:
         close_old_connections()
 
@@ -56,7 +62,7 @@ class LibraryReadAuthMiddleware:
             result = await sync_to_async(_check, thread_sensitive=False)(bearer_token(Headers(scope=scope)))
             if result.failure is not None:
                 AUTH_FAILURES.labels(reason=result.failure.value).inc()
-                await refusal(result.failure)(scope, receive, send)
+                await refusal(result.failure, metadata_url=resource_metadata_url(scope))(scope, receive, send)
                 return
         await self.app(scope, _replay(body, receive), send)
 

@@ -5,11 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 import anyio.to_thread
+from django.db import close_old_connections
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, Resource
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    Resource,
+)
 
-from mcp_server import client_logging, completions, prompts, resources
+from mcp_server import client_logging, completions, prompts, resources, services
 from mcp_server.tools.collections import GET_COLLECTION_CONFIG, LIST_TOPICS
 from mcp_server.tools.concepts import GET_CONCEPT_NEIGHBORS, LIST_CONCEPTS
 from mcp_server.tools.items import DELETE_ITEM, UPSERT_ITEM
@@ -46,7 +56,37 @@ INSTRUCTIONS = (
 )
 
 
+def callable_tools(raw_token: str | None) -> frozenset[str] | None:
+    """The tools a bearer token may call; None (the whole surface) without a valid token."""
+    close_old_connections()
+    try:
+        result = services.authenticate(raw_token) if raw_token else None
+        if result is None or result.token is None or not result.ok:
+            return None
+        token = result.token
+        return frozenset(
+            spec.name
+            for spec in TOOL_SPECS
+            if token.allows_tool(spec.name) and token.has_scope("write" if spec.writes else "read")
+        )
+    finally:
+        close_old_connections()
+
+
 class MnemosyneServer(MCPServer):
+    async def _handle_list_tools(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        # Without a token the whole surface is listed; with one, only what it may call.
+        headers = getattr(ctx.request, "headers", None)
+        scheme, _, raw = (headers.get("authorization", "") if headers is not None else "").partition(" ")
+        raw_token = raw.strip() if scheme.lower() == "bearer" and raw.strip() else None
+        tools = await self.list_tools()
+        if raw_token is None:
+            return ListToolsResult(tools=tools)
+        allowed = await anyio.to_thread.run_sync(callable_tools, raw_token)
+        return ListToolsResult(tools=tools if allowed is None else [t for t in tools if t.name in allowed])
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import enum
+import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from mcp_server import tokens
-from mcp_server.models import MCPAuditEvent, MCPToken
+from mcp_server.models import SCOPES, MCPApprovalRequest, MCPAuditEvent, MCPNonce, MCPToken
+from mnemosyne.library.models import Library
 
 # last_used_at is written at most this often, so a busy token costs no write per call.
 LAST_USED_RESOLUTION = timedelta(minutes=5)
@@ -25,6 +29,9 @@ class AuthFailure(enum.StrEnum):
     EXPIRED = "expired"
     REVOKED = "revoked"
     FORBIDDEN_TOOL = "forbidden_tool"
+    INSUFFICIENT_SCOPE = "insufficient_scope"
+    RATE_LIMITED = "rate_limited"
+    APPROVAL_PENDING = "approval_pending"
 
 
 @dataclass(frozen=True)
@@ -44,9 +51,20 @@ def create_token(
     name: str,
     allowed_tools: list[str] | None = None,
     expires_at: datetime | None = None,
+    scopes: list[str] | None = None,
+    libraries: list[Library] | None = None,
+    rate_limit_per_minute: int | None = None,
+    sign_results: bool = False,
     actor: str = "system",
 ) -> tuple[MCPToken, str]:
-    """Create a token and return it with the raw secret, which is never stored."""
+    """Create a token and return it with the raw secret, which is never stored.
+
+    Without `scopes` the token may only read: writing is granted explicitly.
+    """
+    chosen = sorted(set(scopes if scopes is not None else ["read"]))
+    unknown = set(chosen) - set(SCOPES)
+    if unknown:
+        raise ValueError(f"unknown scope(s): {', '.join(sorted(unknown))}")
     raw = tokens.generate_token()
     token = MCPToken.objects.create(
         user=user,
@@ -55,14 +73,82 @@ def create_token(
         prefix=tokens.display_prefix(raw),
         allowed_tools=sorted(set(allowed_tools or [])),
         expires_at=expires_at,
+        scopes=chosen,
+        rate_limit_per_minute=rate_limit_per_minute,
+        sign_results=sign_results,
+        created_by=actor,
     )
+    if libraries:
+        token.libraries.set(libraries)
     MCPAuditEvent.objects.create(
         kind=MCPAuditEvent.Kind.TOKEN_CREATED,
         token=token,
         actor=actor,
-        detail={"name": name, "user": user.get_username(), "tools": token.allowed_tools},
+        detail={
+            "name": name,
+            "user": user.get_username(),
+            "tools": token.allowed_tools,
+            "scopes": chosen,
+            "libraries": sorted(library.uid for library in libraries or []),
+            "rate_limit_per_minute": rate_limit_per_minute,
+        },
     )
     return token, raw
+
+
+@transaction.atomic
+def extend_token(*, token: MCPToken, days: int, actor: str = "system") -> MCPToken:
+    """Push the expiry `days` past now (or past the current expiry, if later)."""
+    base = max(timezone.now(), token.expires_at) if token.expires_at else timezone.now()
+    token.expires_at = base + timedelta(days=days)
+    token.save(update_fields=["expires_at"])
+    MCPAuditEvent.objects.create(
+        kind=MCPAuditEvent.Kind.TOKEN_EXTENDED,
+        token=token,
+        actor=actor,
+        detail={"name": token.name, "expires_at": token.expires_at.isoformat()},
+    )
+    return token
+
+
+def record_write_call(
+    *, token: MCPToken | None, tool: str, outcome: str, arguments: dict[str, object]
+) -> None:
+    """Audit a write-tool call: who (the token's owner), what (tool, argument names), the outcome."""
+    MCPAuditEvent.objects.create(
+        kind=MCPAuditEvent.Kind.WRITE_TOOL_CALL,
+        token=token,
+        actor=token.user.get_username() if token is not None else "anonymous",
+        # Argument names only (not values: they may be whole documents).
+        detail={
+            "tool": tool,
+            "outcome": outcome,
+            "arguments": sorted(k for k, v in arguments.items() if v is not None),
+        },
+    )
+
+
+def take_rate_limit_slot(token: MCPToken, now: datetime | None = None) -> int | None:
+    """Count a call against the token's per-minute limit; seconds to wait when over it, else None.
+
+    One statement in PostgreSQL, so every worker and host shares the count.
+    """
+    if not token.rate_limit_per_minute:
+        return None
+    now = now or timezone.now()
+    window = now.replace(second=0, microsecond=0)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO mcp_server_mcpratewindow (token_id, window_start, count) VALUES (%s, %s, 1) "
+            "ON CONFLICT (token_id, window_start) DO UPDATE "
+            "SET count = mcp_server_mcpratewindow.count + 1 RETURNING count",
+            [token.pk, window],
+        )
+        row = cursor.fetchone()
+    assert row is not None
+    if row[0] <= token.rate_limit_per_minute:
+        return None
+    return max(1, 60 - now.second)
 
 
 @transaction.atomic
@@ -96,3 +182,69 @@ def authenticate(raw: str | None, *, tool: str | None = None) -> AuthResult:
         MCPToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
     return AuthResult(token, None)
+
+
+def library_boundary_of(token: MCPToken | None) -> frozenset[int] | None:
+    """The library ids a token may see; None when it may see every library."""
+    if token is None:
+        return None
+    ids = frozenset(token.libraries.values_list("id", flat=True))
+    return ids or None
+
+
+# Approvals for sensitive tools (MCP_APPROVAL_REQUIRED_TOOLS): request, decide, use once.
+APPROVAL_PREVIEW_CHARS = 2000
+
+
+def arguments_digest(arguments: dict[str, Any]) -> str:
+    canonical = json.dumps(arguments, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def request_approval(*, token: MCPToken | None, tool: str, arguments: dict[str, Any]) -> MCPApprovalRequest:
+    preview = json.dumps(arguments, sort_keys=True, default=str)
+    return MCPApprovalRequest.objects.create(
+        token=token,
+        tool=tool,
+        arguments_digest=arguments_digest(arguments),
+        arguments_preview=preview[:APPROVAL_PREVIEW_CHARS],
+    )
+
+
+@transaction.atomic
+def decide_approval(*, request: MCPApprovalRequest, approve: bool, actor: str) -> MCPApprovalRequest:
+    """Approve or reject a pending request; a decided one stays as it is."""
+    MCPApprovalRequest.objects.filter(pk=request.pk, status=MCPApprovalRequest.Status.PENDING).update(
+        status=MCPApprovalRequest.Status.APPROVED if approve else MCPApprovalRequest.Status.REJECTED,
+        decided_by=actor,
+        decided_at=timezone.now(),
+    )
+    request.refresh_from_db()
+    return request
+
+
+def use_approval(*, uid: str, token: MCPToken | None, tool: str, arguments: dict[str, Any]) -> bool:
+    """Spend an approved request on this very call (same token, tool, arguments); True at most once."""
+    return bool(
+        MCPApprovalRequest.objects.filter(
+            uid=uid,
+            token=token,
+            tool=tool,
+            arguments_digest=arguments_digest(arguments),
+            status=MCPApprovalRequest.Status.APPROVED,
+        ).update(status=MCPApprovalRequest.Status.USED)
+    )
+
+
+def remember_nonce(*, token: MCPToken, nonce: str, now: datetime | None = None) -> bool:
+    """Record a request nonce; False when the token used it within the last five minutes (a replay)."""
+    now = now or timezone.now()
+    window = timedelta(seconds=tokens.NONCE_WINDOW_SECONDS)
+    MCPNonce.objects.filter(token=token, seen_at__lt=now - window).delete()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO mcp_server_mcpnonce (token_id, nonce, seen_at) VALUES (%s, %s, %s) "
+            "ON CONFLICT (token_id, nonce) DO NOTHING RETURNING id",
+            [token.pk, nonce, now],
+        )
+        return cursor.fetchone() is not None

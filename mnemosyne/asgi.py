@@ -8,6 +8,7 @@ Both MCP endpoints check Host and Origin (the SDK's DNS-rebinding protection: AL
 MCP_ALLOWED_ORIGINS), refuse bodies over MCP_MAX_REQUEST_BODY_BYTES (413), and need a bearer
 token for tools/call (mcp_server.auth) and for reading resources, prompts and completions
 (mcp_server.read_auth).
+/.well-known/oauth-protected-resource/mcp   RFC 9728 metadata a 401 points at
 /mcp/health    {"status": "ok"} after a database round trip, 503 otherwise
 /metrics       Prometheus
 everything else → Django (admin)
@@ -49,7 +50,7 @@ from starlette.responses import JSONResponse, Response  # noqa: E402
 from starlette.routing import Mount, Route  # noqa: E402
 from starlette.types import ASGIApp  # noqa: E402
 
-from mcp_server.auth import ToolCallAuthMiddleware  # noqa: E402
+from mcp_server.auth import WELL_KNOWN_PATH, ToolCallAuthMiddleware, protected_resource_metadata  # noqa: E402
 from mcp_server.read_auth import LibraryReadAuthMiddleware  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
 from mnemosyne.graph import close_graph_store  # noqa: E402
@@ -101,6 +102,10 @@ async def health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
+async def resource_metadata(request: Request) -> Response:
+    return JSONResponse(protected_resource_metadata(request.scope))
+
+
 async def metrics(request: Request) -> Response:
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
@@ -139,6 +144,7 @@ def build_app() -> Starlette:
         routes=[
             Route("/mcp/health", health, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
+            Route(WELL_KNOWN_PATH, resource_metadata, methods=["GET"]),
             Mount("/mcp/sse", app=sse),
             Route("/mcp", endpoint=streamable),
             Route("/mcp/", endpoint=streamable),

@@ -10,19 +10,25 @@
   version (and whether it writes) in its own `_meta`;
 - every call is counted and timed, logged to the client (notifications/message,
   see client_logging), and the thread's database connection is recycled the way
-  Django does around a request.
+  Django does around a request;
+- the caller's token is looked up again from the Authorization header (one
+  indexed query) in the worker thread, so the tool reads only inside the token's
+  libraries (selectors.library_boundary), and every write-tool call leaves an
+  audit row with its outcome.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio.to_thread
+from django.conf import settings
 from django.db import close_old_connections
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
@@ -31,11 +37,15 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mcp_server import client_logging
+from mcp_server import client_logging, services, tokens
 from mcp_server.cursors import InvalidCursor
-from mcp_server.metrics import TOOL_DURATION, TOOL_INVOCATIONS
+from mcp_server.metrics import AUTH_FAILURES, TOOL_DURATION, TOOL_INVOCATIONS
+from mcp_server.models import MCPToken
 from mnemosyne.graph import GraphError
-from mnemosyne.library.errors import LibraryError
+from mnemosyne.library import selectors
+from mnemosyne.library.errors import LibraryError, NotFound
+from mnemosyne.library.models import Chunk, Item
+from mnemosyne.library.selectors import library_boundary
 from mnemosyne.storage import StorageError
 
 logger = logging.getLogger(__name__)
@@ -109,15 +119,62 @@ class _Answer:
     result: BaseModel
     text: str
     attachments: list[ImageContent]
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
-def _run(spec: ToolSpec, kwargs: dict[str, Any]) -> _Answer:
+@dataclass(frozen=True)
+class _Signing:
+    """What a signed result needs from the request: the arguments as sent, nonce and timestamp."""
+
+    arguments: dict[str, Any]
+    nonce: str | None
+    timestamp: str | None
+
+
+def _caller(raw_token: str | None) -> MCPToken | None:
+    """The calling token (the HTTP middleware has checked it); refuses when one is needed and gone."""
+    if raw_token is None and not settings.MCP_REQUIRE_AUTH:
+        return None
+    result = services.authenticate(raw_token)
+    if result.ok:
+        return result.token
+    if settings.MCP_REQUIRE_AUTH:
+        raise _Failure("the bearer token is no longer valid")
+    return None
+
+
+def _run(
+    spec: ToolSpec,
+    kwargs: dict[str, Any],
+    raw_token: str | None = None,
+    approval_id: str | None = None,
+    signing: _Signing | None = None,
+) -> _Answer:
     """The tool, its text and its attachments: all in a worker thread, where the ORM may run."""
     close_old_connections()
+    token = None
+    outcome = "error"
     try:
-        result = spec.fn(**kwargs)
-        attachments = spec.attachments(result) if spec.attachments else []
-        return _Answer(result, spec.render(result), attachments)
+        token = _caller(raw_token)
+        with library_boundary(services.library_boundary_of(token)):
+            _check_uids_visible(kwargs)
+            _check_approval(spec.name, token, kwargs, approval_id)
+            nonce, timestamp = _check_nonce(token, signing)
+            result = spec.fn(**kwargs)
+            attachments = spec.attachments(result) if spec.attachments else []
+            meta = {}
+            if token is not None and token.sign_results and signing is not None:
+                meta[tokens.SIGNATURE_META_KEY] = tokens.signature_block(
+                    key=token.digest,
+                    tool=spec.name,
+                    arguments=signing.arguments,
+                    result=result.model_dump(mode="json"),
+                    nonce=nonce,
+                    timestamp=timestamp,
+                )
+            answer = _Answer(result, spec.render(result), attachments, meta)
+        outcome = "ok"
+        return answer
     except InvalidCursor as exc:
         raise MCPError(INVALID_PARAMS, f"Invalid arguments for tool {spec.name}: cursor: {exc}") from None
     except ArgumentError as exc:
@@ -131,7 +188,107 @@ def _run(spec: ToolSpec, kwargs: dict[str, Any]) -> _Answer:
         logger.exception("graph store failure in tool %s", spec.name)
         raise _Failure("the concept graph is unavailable right now; try again shortly") from None
     finally:
+        if spec.writes:
+            _audit_write(token, spec.name, outcome, kwargs)
         close_old_connections()
+
+
+APPROVAL_HEADER = "mcp-approval-id"
+NONCE_HEADER = "mcp-request-nonce"
+TIMESTAMP_HEADER = "mcp-request-timestamp"
+
+
+def _check_nonce(token: MCPToken | None, signing: _Signing | None) -> tuple[str, int]:
+    """The nonce and timestamp a signed result carries: the request's (checked), else fresh ones."""
+    now = int(time.time())
+    if token is None or not token.sign_results or signing is None or not signing.nonce:
+        return secrets.token_hex(16), now
+    try:
+        timestamp = int(signing.timestamp or "")
+    except ValueError:
+        raise _Failure("Mcp-Request-Timestamp must be Unix seconds when Mcp-Request-Nonce is sent") from None
+    if not tokens.timestamp_is_fresh(timestamp, now):
+        raise _Failure("the request timestamp is more than five minutes off the server's clock")
+    if len(signing.nonce) > 128 or not services.remember_nonce(token=token, nonce=signing.nonce):
+        raise _Failure("this nonce was already used in the last five minutes (or is over 128 characters)")
+    return signing.nonce, timestamp
+
+
+def _check_approval(
+    tool: str, token: MCPToken | None, kwargs: dict[str, Any], approval_id: str | None
+) -> None:
+    """A tool in MCP_APPROVAL_REQUIRED_TOOLS runs only on an approved request for this very call, once."""
+    if tool not in getattr(settings, "MCP_APPROVAL_REQUIRED_TOOLS", []):
+        return
+    if approval_id and services.use_approval(uid=approval_id, token=token, tool=tool, arguments=kwargs):
+        return
+    AUTH_FAILURES.labels(reason=services.AuthFailure.APPROVAL_PENDING.value).inc()
+    if approval_id:
+        raise _Failure(
+            f"approval {approval_id!r} is not an approved, unused approval of this call "
+            "(same token, tool and arguments); call without it to ask again"
+        )
+    request = services.request_approval(token=token, tool=tool, arguments=kwargs)
+    raise _Failure(
+        f"{tool} needs an administrator's approval: request {request.uid} is pending. Once it is "
+        f"approved, call again with the same arguments and the HTTP header Mcp-Approval-Id: "
+        f"{request.uid} (it works once)."
+    )
+
+
+def _check_uids_visible(kwargs: dict[str, Any]) -> None:
+    """Every uid argument must lie inside the caller's libraries: outside is the same as missing.
+
+    The tools' own lookups honour the boundary too; this check also covers writes (delete_item)
+    whose service looks the item up itself.
+    """
+    if selectors.visible_library_ids() is None:
+        return
+    for argument, kind, queryset in (
+        ("library_uid", "library", None),
+        ("collection_uid", "collection", None),
+        ("item_uid", "item", selectors.within_boundary(Item.objects.all(), "collection__library_id")),
+        ("chunk_uid", "chunk", selectors.within_boundary(Chunk.objects.all(), "library_id")),
+    ):
+        uid = kwargs.get(argument)
+        if not isinstance(uid, str):
+            continue
+        if kind == "library":
+            selectors.get_library(uid)
+        elif kind == "collection":
+            selectors.get_collection(uid)
+        elif queryset is not None and not queryset.filter(uid=uid).exists():
+            raise NotFound(kind, uid)
+
+
+def _audit_write(token: MCPToken | None, tool: str, outcome: str, kwargs: dict[str, Any]) -> None:
+    try:
+        services.record_write_call(token=token, tool=tool, outcome=outcome, arguments=kwargs)
+    except Exception:
+        logger.exception("could not record the audit row for %s", tool)
+
+
+def _header(ctx: Context, name: str) -> str | None:
+    headers = ctx.headers if ctx._request_context is not None else None
+    return (headers or {}).get(name) or None
+
+
+def _signing(ctx: Context) -> _Signing | None:
+    if ctx._request_context is None:
+        return None
+    params = ctx.request_context.params or {}
+    sent = params.get("arguments") if isinstance(params, Mapping) else None
+    return _Signing(
+        arguments=dict(sent or {}),
+        nonce=_header(ctx, NONCE_HEADER),
+        timestamp=_header(ctx, TIMESTAMP_HEADER),
+    )
+
+
+def _bearer(ctx: Context) -> str | None:
+    value = _header(ctx, "authorization") or ""
+    scheme, _, raw = value.partition(" ")
+    return raw.strip() or None if scheme.lower() == "bearer" else None
 
 
 def _instrumented(spec: ToolSpec) -> Callable[..., Any]:
@@ -139,7 +296,11 @@ def _instrumented(spec: ToolSpec) -> Callable[..., Any]:
         started = time.perf_counter()
         status = "error"
         try:
-            answer = await anyio.to_thread.run_sync(functools.partial(_run, spec, kwargs))
+            answer = await anyio.to_thread.run_sync(
+                functools.partial(
+                    _run, spec, kwargs, _bearer(ctx), _header(ctx, APPROVAL_HEADER), _signing(ctx)
+                )
+            )
             status = "ok"
         except _Failure as exc:
             message = f"Error executing tool {spec.name}: {exc}"
@@ -150,7 +311,7 @@ def _instrumented(spec: ToolSpec) -> Callable[..., Any]:
         finally:
             TOOL_INVOCATIONS.labels(tool=spec.name, status=status).inc()
             TOOL_DURATION.labels(tool=spec.name).observe(time.perf_counter() - started)
-        meta = _elapsed(started)
+        meta = {**_elapsed(started), **answer.meta}
         await client_logging.emit(ctx, "info", f"{spec.name} answered in {meta['elapsed_ms']} ms")
         summary = answer.text.splitlines()[0] if answer.text else ""
         await client_logging.emit(ctx, "debug", f"{spec.name}: {summary}")

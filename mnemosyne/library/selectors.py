@@ -1,10 +1,18 @@
-"""Reads of the library tree, shared by the MCP tools, commands and admin."""
+"""Reads of the library tree, shared by the MCP tools, commands and admin.
+
+Every read honours the library boundary of the calling MCP token (`library_boundary`): outside it,
+a library, collection, item or chunk is treated exactly like one that does not exist.
+"""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Model, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from mnemosyne.graph import ConceptCount, get_graph_store
@@ -16,34 +24,72 @@ from mnemosyne.storage import ChunkNotFound, get_chunk_store
 # Joins the headings of a chunk's section_path (written by the chunker).
 SECTION_SEPARATOR = " › "
 
+M = TypeVar("M", bound=Model)
+# Set in the worker thread that runs one MCP call; None (the default) means every library.
+_VISIBLE_LIBRARIES: ContextVar[frozenset[int] | None] = ContextVar("visible_libraries", default=None)
+
+
+@contextlib.contextmanager
+def library_boundary(library_ids: frozenset[int] | None) -> Iterator[None]:
+    """Within the block, only these libraries (by id) exist for every read; None lifts the boundary."""
+    reset = _VISIBLE_LIBRARIES.set(library_ids)
+    try:
+        yield
+    finally:
+        _VISIBLE_LIBRARIES.reset(reset)
+
+
+def visible_library_ids() -> frozenset[int] | None:
+    return _VISIBLE_LIBRARIES.get()
+
+
+def within_boundary(queryset: QuerySet[M], library_field: str) -> QuerySet[M]:
+    visible = visible_library_ids()
+    return queryset if visible is None else queryset.filter(**{f"{library_field}__in": visible})
+
+
+_LIBRARY_FIELD = {
+    Library: "id",
+    Collection: "library_id",
+    Item: "collection__library_id",
+    Chunk: "library_id",
+}
+
 
 def get_library(uid: str) -> Library:
-    library = Library.objects.filter(uid=uid).first()
+    library = within_boundary(Library.objects.filter(uid=uid), "id").first()
     if library is None:
         raise NotFound("library", uid)
     return library
 
 
 def get_collection(uid: str) -> Collection:
-    collection = Collection.objects.select_related("library").filter(uid=uid).first()
+    collection = within_boundary(
+        Collection.objects.select_related("library").filter(uid=uid), "library_id"
+    ).first()
     if collection is None:
         raise NotFound("collection", uid)
     return collection
 
 
 def libraries() -> QuerySet[Library]:
-    return Library.objects.order_by("name")
+    return within_boundary(Library.objects.order_by("name"), "id")
 
 
 def collections(*, library_uid: str | None = None) -> QuerySet[Collection]:
-    queryset = Collection.objects.select_related("library").order_by("library__name", "name")
+    queryset = within_boundary(
+        Collection.objects.select_related("library").order_by("library__name", "name"), "library_id"
+    )
     if library_uid is not None:
         queryset = queryset.filter(library=get_library(library_uid))
     return queryset
 
 
 def items(*, collection_uid: str | None = None, library_uid: str | None = None) -> QuerySet[Item]:
-    queryset = Item.objects.select_related("collection", "collection__library").order_by("title", "id")
+    queryset = within_boundary(
+        Item.objects.select_related("collection", "collection__library").order_by("title", "id"),
+        "collection__library_id",
+    )
     if collection_uid is not None:
         queryset = queryset.filter(collection=get_collection(collection_uid))
     if library_uid is not None:
@@ -76,7 +122,7 @@ def chunk_text(chunk: Chunk) -> str:
 
 
 def chunk_image(uid: str) -> bytes | None:
-    chunk = Chunk.objects.filter(uid=uid).only("image_key").first()
+    chunk = within_boundary(Chunk.objects.filter(uid=uid), "library_id").only("image_key").first()
     if chunk is None or not chunk.image_key:
         return None
     try:
@@ -87,7 +133,7 @@ def chunk_image(uid: str) -> bytes | None:
 
 def chunk_detail(uid: str, *, context: int = 0) -> ChunkDetail:
     chunk = (
-        Chunk.objects.select_related("item", "collection", "library")
+        within_boundary(Chunk.objects.select_related("item", "collection", "library"), "library_id")
         .defer("embedding", "search_vector")
         .filter(uid=uid)
         .first()
@@ -117,10 +163,8 @@ def chunk_detail(uid: str, *, context: int = 0) -> ChunkDetail:
 def find_library(reference: str) -> Library:
     """A library by uid or by name (case-insensitive), as a person types it into a prompt."""
     reference = reference.strip()
-    library = (
-        Library.objects.filter(uid=reference).first()
-        or Library.objects.filter(name__iexact=reference).first()
-    )
+    visible = within_boundary(Library.objects.all(), "id")
+    library = visible.filter(uid=reference).first() or visible.filter(name__iexact=reference).first()
     if library is None:
         raise NotFound("library", reference)
     return library
@@ -129,7 +173,7 @@ def find_library(reference: str) -> Library:
 def find_collection(reference: str, *, library: Library | None = None) -> Collection:
     """A collection by uid, or by name (case-insensitive) within `library` when one is given."""
     reference = reference.strip()
-    queryset = Collection.objects.select_related("library")
+    queryset = within_boundary(Collection.objects.select_related("library"), "library_id")
     by_name = queryset.filter(name__iexact=reference)
     if library is not None:
         by_name = by_name.filter(library=library)
@@ -148,7 +192,10 @@ class ItemOutline:
 
 def item_outline(uid: str, *, max_chunks: int = 1000) -> ItemOutline:
     """An item with its chunks in order (without vectors), for reading its structure."""
-    item = Item.objects.select_related("collection", "collection__library").filter(uid=uid).first()
+    item = within_boundary(
+        Item.objects.select_related("collection", "collection__library").filter(uid=uid),
+        "collection__library_id",
+    ).first()
     if item is None:
         raise NotFound("item", uid)
     chunks = list(
@@ -163,7 +210,9 @@ def uids_starting_with(
     model: type[Library] | type[Item] | type[Chunk], prefix: str, *, limit: int
 ) -> tuple[list[str], int]:
     """Up to `limit` uids of `model` starting with `prefix`, and how many there are."""
-    queryset = model.objects.filter(uid__startswith=prefix.strip()).order_by("uid")
+    queryset = within_boundary(
+        model.objects.filter(uid__startswith=prefix.strip()), _LIBRARY_FIELD[model]
+    ).order_by("uid")
     return list(queryset.values_list("uid", flat=True)[:limit]), queryset.count()
 
 
@@ -192,7 +241,7 @@ def topics(
     offset: int = 0,
 ) -> Topics:
     """Section headings (cut to `depth` levels) by how many chunks sit under them, one page."""
-    chunks = Chunk.objects.all()
+    chunks = within_boundary(Chunk.objects.all(), "library_id")
     scoped_items = items(collection_uid=collection_uid, library_uid=library_uid)
     if collection_uid is not None:
         chunks = chunks.filter(collection=get_collection(collection_uid))
@@ -276,9 +325,26 @@ def top_concepts(
     """The most-mentioned concepts (chunks mentioning each), one page, from the GraphStore."""
     library_id = get_library(library_uid).pk if library_uid is not None else None
     collection_id = get_collection(collection_uid).pk if collection_uid is not None else None
-    return get_graph_store().top_concepts(
-        library_id=library_id, collection_id=collection_id, limit=limit, offset=offset
-    )
+    visible = visible_library_ids()
+    store = get_graph_store()
+    if visible is None or library_id is not None or collection_id is not None:
+        return store.top_concepts(
+            library_id=library_id, collection_id=collection_id, limit=limit, offset=offset
+        )
+    # Confined to several libraries: each library's top counts, summed (mentions are per chunk).
+    totals: dict[str, ConceptCount] = {}
+    for visible_id in sorted(visible):
+        for count in store.top_concepts(library_id=visible_id, limit=offset + limit, offset=0):
+            seen = totals.get(count.key)
+            totals[count.key] = (
+                count
+                if seen is None
+                else ConceptCount(
+                    key=count.key, label=seen.label, mention_count=seen.mention_count + count.mention_count
+                )
+            )
+    ranked = sorted(totals.values(), key=lambda c: (-c.mention_count, c.key))
+    return ranked[offset : offset + limit]
 
 
 @dataclass(frozen=True)
@@ -295,9 +361,19 @@ def related_concepts(concept: str, *, limit: int) -> tuple[str, list[RelatedConc
     store = get_graph_store()
     if not key or not store.known_concepts([key]):
         raise InvalidArgument(f"no chunk mentions the concept {concept!r}; list_concepts shows known ones")
+    visible = visible_library_ids()
+    if visible is not None and not store.chunks_mentioning(
+        [(key, 1.0)], library_ids=sorted(visible), limit=1
+    ):
+        raise InvalidArgument(f"no chunk mentions the concept {concept!r}; list_concepts shows known ones")
     neighbours = store.neighbours(key, limit=limit)
     chunk_ids = {chunk_id for neighbour in neighbours for chunk_id in neighbour.example_chunk_ids}
-    uid_of = dict(Chunk.objects.filter(id__in=chunk_ids).values_list("id", "uid"))
+    uid_of = dict(
+        within_boundary(Chunk.objects.filter(id__in=chunk_ids), "library_id").values_list("id", "uid")
+    )
+    if visible is not None:
+        # Only concepts seen together inside the boundary.
+        neighbours = [n for n in neighbours if any(i in uid_of for i in n.example_chunk_ids)]
     return key, [
         RelatedConcept(
             key=neighbour.key,

@@ -15,6 +15,7 @@ from pgvector.django import CosineDistance
 from mnemosyne.graph import get_graph_store
 from mnemosyne.ingestion.concepts import query_concepts
 from mnemosyne.library.models import Chunk, ChunkKind, Collection, Library
+from mnemosyne.library.selectors import visible_library_ids, within_boundary
 
 
 @dataclass(frozen=True)
@@ -37,13 +38,18 @@ class Filters:
         collection_uid: str | None = None,
         include_images: bool = True,
     ) -> Filters:
+        library_ids = (
+            None
+            if library_type is None
+            else list(Library.objects.filter(library_type=library_type).values_list("id", flat=True))
+        )
+        # The caller's library boundary (an MCP token's libraries) narrows every leg.
+        visible = visible_library_ids()
+        if visible is not None:
+            library_ids = sorted(visible if library_ids is None else visible.intersection(library_ids))
         return cls(
             library_id=_id_of(Library, library_uid),
-            library_ids=(
-                None
-                if library_type is None
-                else list(Library.objects.filter(library_type=library_type).values_list("id", flat=True))
-            ),
+            library_ids=library_ids,
             collection_id=_id_of(Collection, collection_uid),
             include_images=include_images,
         )
@@ -82,7 +88,8 @@ def _id_of(model: type[Library] | type[Collection], uid: str | None) -> int | No
     if uid is None:
         return None
     # A uid that matches nothing filters everything out (validation has named it already).
-    found: int | None = model.objects.filter(uid=uid).values_list("id", flat=True).first()
+    queryset = within_boundary(model.objects.filter(uid=uid), "id" if model is Library else "library_id")
+    found: int | None = queryset.values_list("id", flat=True).first()
     return -1 if found is None else found
 
 

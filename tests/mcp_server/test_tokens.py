@@ -118,7 +118,14 @@ def test_creating_a_token_writes_one_audit_event(alice: User) -> None:
     token, _ = create_token(user=alice, name="laptop", allowed_tools=["search"], actor="ops")
     (event,) = MCPAuditEvent.objects.all()
     assert (event.kind, event.token_id, event.actor) == (MCPAuditEvent.Kind.TOKEN_CREATED, token.pk, "ops")
-    assert event.detail == {"name": "laptop", "user": "alice", "tools": ["search"]}
+    assert event.detail == {
+        "name": "laptop",
+        "user": "alice",
+        "tools": ["search"],
+        "scopes": ["read"],
+        "libraries": [],
+        "rate_limit_per_minute": None,
+    }
 
 
 @pytest.mark.django_db

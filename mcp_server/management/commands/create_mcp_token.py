@@ -1,6 +1,8 @@
 """python manage.py create_mcp_token --user U --name N [--tools search,get_chunk] [--expires-days 30]
+    [--scopes read,write] [--libraries uid,uid] [--rate-limit 60]
 
-The raw token is printed alone on the last line, once; only its digest is stored.
+The raw token is printed alone on the last line, once; only its digest is stored. Without --scopes
+the token may only read; --libraries confines it to those libraries (the rest is invisible).
 """
 
 from __future__ import annotations
@@ -12,10 +14,15 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import IntegrityError
 from django.utils import timezone
 
-from mcp_server.models import MCPToken
+from mcp_server.models import SCOPES, MCPToken
 from mcp_server.server import TOOL_SPECS
 from mcp_server.services import create_token
 from mcp_server.users import ensure_token_owner
+from mnemosyne.library.models import Library
+
+
+def _names(value: str) -> list[str]:
+    return [name.strip() for name in value.split(",") if name.strip()]
 
 
 class Command(BaseCommand):
@@ -28,6 +35,16 @@ class Command(BaseCommand):
             "--tools", default="", help="Comma-separated tools the token may call (default: all)."
         )
         parser.add_argument("--expires-days", type=int, default=None, help="Days until the token expires.")
+        parser.add_argument(
+            "--scopes", default="read", help="Comma-separated scopes: read, write (default: read)."
+        )
+        parser.add_argument(
+            "--libraries", default="", help="Comma-separated library uids the token may see (default: all)."
+        )
+        parser.add_argument("--rate-limit", type=int, default=None, help="Calls per minute (default: none).")
+        parser.add_argument(
+            "--sign-results", action="store_true", help="Sign every result (HMAC-SHA256, see docs)."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         known = {spec.name for spec in TOOL_SPECS}
@@ -35,6 +52,17 @@ class Command(BaseCommand):
         unknown = sorted(set(tools) - known)
         if unknown:
             raise CommandError(f"unknown tool(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        scopes = _names(options["scopes"])
+        if not scopes or set(scopes) - set(SCOPES):
+            raise CommandError(f"--scopes must be a comma-separated subset of {', '.join(SCOPES)}")
+        library_uids = _names(options["libraries"])
+        libraries = list(Library.objects.filter(uid__in=library_uids))
+        missing = sorted(set(library_uids) - {library.uid for library in libraries})
+        if missing:
+            raise CommandError(f"unknown library uid(s): {', '.join(missing)}")
+        rate_limit = options["rate_limit"]
+        if rate_limit is not None and rate_limit < 1:
+            raise CommandError("--rate-limit must be at least 1")
         days = options["expires_days"]
         if days is not None and days < 1:
             raise CommandError("--expires-days must be at least 1")
@@ -50,14 +78,23 @@ class Command(BaseCommand):
                 name=name,
                 allowed_tools=tools,
                 expires_at=timezone.now() + timedelta(days=days) if days else None,
+                scopes=scopes,
+                libraries=libraries,
+                rate_limit_per_minute=rate_limit,
+                sign_results=options["sign_results"],
                 actor="create_mcp_token",
             )
         except IntegrityError:
             raise CommandError(
                 f"user {user.get_username()!r} already has a token named {options['name']!r}"
             ) from None
-        scope = ", ".join(token.allowed_tools) if token.allowed_tools else "all tools"
+        tools_text = ", ".join(token.allowed_tools) if token.allowed_tools else "all tools"
         expiry = token.expires_at.isoformat() if token.expires_at else "never"
-        self.stdout.write(f"Token {token.name!r} for {user.get_username()} ({scope}; expires {expiry}).")
+        where = ", ".join(sorted(library_uids)) if library_uids else "all libraries"
+        scopes_text = ", ".join(token.scopes)
+        self.stdout.write(
+            f"Token {token.name!r} for {user.get_username()} ({tools_text}; scopes {scopes_text}; "
+            f"{where}; expires {expiry})."
+        )
         self.stdout.write("Store it now: it is not shown again.")
         self.stdout.write(raw)
