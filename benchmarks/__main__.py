@@ -1,0 +1,162 @@
+"""python -m benchmarks [--quick] [--only ingest|search] [--data-dir DIR] [--scifact DIR] [--write-docs]
+
+Measures ingest throughput against raw embedding and search latency at 10k and 100k chunks on a
+data directory of its own (an embedded PostgreSQL and chunk store apart from development data),
+prints a Markdown report, and after a full run writes it into docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import mnemosyne  # noqa: F401  (Python 3.11 support for Django; must come before Django)
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "benchmarks.md"
+
+
+@dataclass(frozen=True)
+class Plan:
+    documents_1x: int
+    documents_10x: int
+    search_sizes: tuple[int, ...]
+    queries: int
+    warmup: int
+
+
+FULL = Plan(documents_1x=300, documents_10x=3000, search_sizes=(10_000, 100_000), queries=200, warmup=20)
+QUICK = Plan(documents_1x=50, documents_10x=500, search_sizes=(10_000,), queries=50, warmup=10)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
+    parser.add_argument(
+        "--quick", action="store_true", help="Smaller corpora, 10k chunks only (a few minutes)."
+    )
+    parser.add_argument("--only", choices=["ingest", "search"], help="Run one of the two benchmarks.")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(".mnemosyne-bench"),
+        help="The benchmark's own data directory (emptied at the start of every run).",
+    )
+    parser.add_argument("--scifact", type=Path, default=None, help="SciFact in the BEIR layout.")
+    parser.add_argument(
+        "--write-docs",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Write the report into docs/benchmarks.md (default: only after a full run of both parts).",
+    )
+    return parser.parse_args(argv)
+
+
+def log(message: str) -> None:
+    print(f"[{datetime.now():%H:%M:%S}] {message}", file=sys.stderr, flush=True)
+
+
+def configure_django(data_dir: Path) -> None:
+    """The environment first (settings read it once), then Django, then the schema."""
+    os.environ["MNEMOSYNE_DATA_DIR"] = str(data_dir)
+    os.environ["DEBUG"] = "true"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "mnemosyne.settings"
+    os.environ.setdefault("LOG_LEVEL", "warning")
+    # Always the benchmark's own embedded server and filesystem store, never a configured one.
+    os.environ.pop("DATABASE_URL", None)
+    os.environ["CHUNK_STORE"] = "filesystem"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / ".gitignore").write_text("*\n")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+
+
+def settings_snapshot() -> dict[str, str]:
+    from django.conf import settings
+
+    names = (
+        "EMBEDDING_MODEL",
+        "EMBEDDING_BATCH_SIZE",
+        "CHUNK_MAX_TOKENS",
+        "CHUNK_OVERLAP_TOKENS",
+        "SEARCH_HNSW_EF_SEARCH",
+        "SEARCH_FUSION",
+        "SEARCH_RRF_K",
+        "SEARCH_GRAPH_WEIGHT",
+        "GRAPH_BACKEND",
+    )
+    snapshot = {name: str(getattr(settings, name)) for name in names}
+    snapshot["rerank"] = "on" if settings.RERANK_URL or settings.RERANK_MODEL_PATH else "off"
+    return snapshot
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    plan = QUICK if args.quick else FULL
+    parts = [args.only] if args.only else ["ingest", "search"]
+    started = time.perf_counter()
+    configure_django(args.data_dir.resolve())
+
+    from benchmarks import corpus, database, machine, report
+    from benchmarks.results import BenchResult
+    from mnemosyne.ingestion.embedding import get_embedder
+
+    scifact = args.scifact or corpus.DEFAULT_SCIFACT
+    result = BenchResult(mode="quick" if args.quick else "full", started=_now())
+    result.machine = {
+        **machine.describe(ROOT),
+        **database.server_versions(),
+        "load average (1/5/15 min) at start": machine.load_average(),
+    }
+    result.settings = settings_snapshot()
+    log(f"data directory {args.data_dir.resolve()}; loading the model")
+    embedder = get_embedder()
+    database.reset()
+    with tempfile.TemporaryDirectory(prefix="mnemosyne-bench-") as scratch:
+        corpus_1x, corpus_10x = Path(scratch) / "scifact-1x", Path(scratch) / "scifact-10x"
+        corpus.write_markdown_corpus(corpus.read_documents(scifact, plan.documents_1x), corpus_1x)
+        corpus.write_markdown_corpus(corpus.read_documents(scifact, plan.documents_10x), corpus_10x)
+        if "ingest" in parts:
+            from benchmarks import ingest
+
+            result.ingest = ingest.run(corpus_1x=corpus_1x, corpus_10x=corpus_10x, embedder=embedder, log=log)
+        if "search" in parts:
+            from benchmarks import search
+
+            result.search = search.run(
+                sizes=plan.search_sizes,
+                queries=corpus.train_queries(scifact),
+                measured=plan.queries,
+                warmup=plan.warmup,
+                corpus_10x=corpus_10x,
+                ingested=result.ingest is not None,
+                embedder=embedder,
+                log=log,
+            )
+    result.machine["load average (1/5/15 min) at end"] = machine.load_average()
+    result.finished = _now()
+    result.notes.append(f"Wall time of the whole run: {(time.perf_counter() - started) / 60:.1f} min.")
+    markdown = report.render(result)
+    print(markdown)
+    write_docs = args.write_docs if args.write_docs is not None else (not args.quick and not args.only)
+    if write_docs:
+        report.write_into(DOCS, markdown)
+        log(f"wrote the results into {DOCS}")
+    return 0
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""Ingest throughput end to end versus the raw embedding throughput of the same model, and peak RSS.
+
+Raw and end-to-end runs alternate (raw, e2e, raw, e2e, raw) on the 1x corpus so that the machine's
+noise falls on both; each end-to-end run starts from an empty index. The 10x corpus runs once,
+for peak RSS, and stays in the database as the real part of the search benchmark's index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from django.conf import settings
+
+from benchmarks import corpus, database
+from benchmarks.results import IngestResult, IngestRun
+from mnemosyne.ingestion import pipeline
+from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.ingestion.parsing import parse_bytes
+from mnemosyne.ingestion.planning import plan_chunks
+from mnemosyne.ingestion.sources import SourceFile, discover
+
+ROOT = Path(__file__).resolve().parent.parent
+INGEST_LIBRARY = "bench-ingest"
+SEARCH_LIBRARY = "bench-search"
+REAL_COLLECTION = "scifact"
+RAW_RUNS = 3
+
+Log = Callable[[str], None]
+
+
+def planned_inputs(directory: Path, embedder: Embedder) -> list[list[str]]:
+    """Per document, the embedding inputs of its chunks, planned exactly as the pipeline plans them."""
+    per_document = []
+    for entry in discover([directory], {".md"}):
+        if not isinstance(entry, SourceFile):
+            continue
+        parsed = parse_bytes(entry.path.read_bytes(), filename=entry.path.name)
+        chunks = plan_chunks(
+            parsed,
+            max_tokens=settings.CHUNK_MAX_TOKENS,
+            overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
+            count_tokens=embedder.count_tokens,
+        )
+        per_document.append([chunk.embedding_input for chunk in chunks])
+    return per_document
+
+
+def raw_embedding_rate(per_document: list[list[str]], embedder: Embedder) -> float:
+    """Chunks/s of embed_batch alone, batched as the pipeline batches (whole documents, ≥ 128 chunks)."""
+    inputs = [text for texts in per_document for text in texts]
+    batches = corpus.pipeline_batches([len(texts) for texts in per_document], pipeline.EMBED_BATCH_CHUNKS)
+    started = time.perf_counter()
+    for start, end in batches:
+        embedder.embed_batch(inputs[start:end])
+    return len(inputs) / (time.perf_counter() - started)
+
+
+def child_environment() -> dict[str, str]:
+    """The parent's environment, pointed at the benchmark's database and data directory."""
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+        "DATABASE_URL": database.database_url(),
+        "MNEMOSYNE_DATA_DIR": str(settings.MNEMOSYNE_DATA_DIR),
+        "DEBUG": "true",
+    }
+
+
+def run_ingest_child(directory: Path, *, library: str, collection: str) -> IngestRun:
+    completed = subprocess.run(
+        [sys.executable, "-m", "benchmarks._ingest_child", str(directory), library, collection],
+        cwd=ROOT,
+        env=child_environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"the ingest child failed ({completed.returncode}):\n{completed.stderr[-4000:]}")
+    report = json.loads(completed.stdout.strip().splitlines()[-1])
+    return IngestRun(
+        documents=int(report["documents"]),
+        chunks=int(report["chunks"]),
+        seconds=float(report["seconds"]),
+        embedding_seconds=float(report["embedding_seconds"]),
+        startup_seconds=float(report["startup_seconds"]),
+        rss_after_load_bytes=int(report["rss_after_load_bytes"]),
+        peak_rss_bytes=int(report["peak_rss_bytes"]),
+        rss_quarters_bytes=tuple(int(rss) for rss in report["rss_quarters_bytes"]),
+    )
+
+
+def ingest_search_corpus(directory: Path, log: Log) -> IngestRun:
+    """An empty index, then the 10x corpus ingested as the search benchmark's real chunks."""
+    database.reset()
+    run = run_ingest_child(directory, library=SEARCH_LIBRARY, collection=REAL_COLLECTION)
+    log(
+        f"ingest 10×: {run.documents} documents, {run.chunks} chunks in {run.seconds:.1f} s "
+        f"({run.chunks_per_second:.1f} chunks/s, {100 * run.embedding_share:.0f} % embedding), "
+        f"peak RSS {run.peak_rss_bytes / 2**20:.0f} MiB"
+    )
+    return run
+
+
+def run(*, corpus_1x: Path, corpus_10x: Path, embedder: Embedder, log: Log) -> IngestResult:
+    per_document = planned_inputs(corpus_1x, embedder)
+    planned = sum(len(texts) for texts in per_document)
+    result = IngestResult(documents=len(per_document), planned_chunks=planned)
+    log(f"ingest 1×: {len(per_document)} documents plan to {planned} chunks")
+    embedder.embed_batch(["warm up"])
+    for round_number in range(RAW_RUNS):
+        rate = raw_embedding_rate(per_document, embedder)
+        result.raw_rates.append(rate)
+        log(f"raw embedding {round_number + 1}/{RAW_RUNS}: {rate:.1f} chunks/s")
+        if round_number == RAW_RUNS - 1:
+            break
+        database.reset()
+        e2e = run_ingest_child(corpus_1x, library=INGEST_LIBRARY, collection=f"run-{round_number + 1}")
+        if e2e.chunks != planned:
+            log(f"warning: the pipeline wrote {e2e.chunks} chunks, the plan has {planned}")
+        result.runs_1x.append(e2e)
+        log(
+            f"end to end {round_number + 1}/{RAW_RUNS - 1}: {e2e.chunks_per_second:.1f} chunks/s "
+            f"({e2e.chunks} chunks in {e2e.seconds:.1f} s, "
+            f"{100 * e2e.embedding_share:.0f} % of it embedding; "
+            f"start-up {e2e.startup_seconds:.1f} s), "
+            f"peak RSS {e2e.peak_rss_bytes / 2**20:.0f} MiB"
+        )
+    result.run_10x = ingest_search_corpus(corpus_10x, log)
+    return result

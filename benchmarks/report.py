@@ -1,0 +1,171 @@
+"""The Markdown report of a run, and its place in docs/benchmarks.md (pure)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from benchmarks.results import (
+    INGEST_RATIO_TARGET,
+    MCP_OVERHEAD_TARGET,
+    SEARCH_P50_TARGET_MS,
+    SEARCH_P95_TARGET_MS,
+    SEARCH_TARGET_CHUNKS,
+    STAGE_LABELS,
+    BenchResult,
+    IngestResult,
+    SearchSize,
+)
+
+START_MARKER = "<!-- bench:results:start -->"
+END_MARKER = "<!-- bench:results:end -->"
+
+
+class MarkersMissing(ValueError):
+    """The page has no results section to replace."""
+
+
+def number(value: float, digits: int = 1) -> str:
+    return "—" if math.isnan(value) else f"{value:,.{digits}f}"
+
+
+def mib(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value / 2**20:,.0f} MiB"
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "**missed**"
+
+
+def splice(page: str, section: str) -> str:
+    """The page with everything between the result markers replaced by `section`."""
+    start, end = page.find(START_MARKER), page.find(END_MARKER)
+    if start == -1 or end == -1 or end < start:
+        raise MarkersMissing(f"the page needs {START_MARKER} … {END_MARKER} around its results")
+    return f"{page[: start + len(START_MARKER)]}\n{section.strip()}\n{page[end:]}"
+
+
+def write_into(path: Path, section: str) -> None:
+    path.write_text(splice(path.read_text(encoding="utf-8"), section), encoding="utf-8")
+
+
+def render(result: BenchResult) -> str:
+    lines = [
+        "## Results",
+        "",
+        f"Measured {result.started} – {result.finished} ({result.mode} run).",
+        "",
+        "| machine | |",
+        "|---|---|",
+        *(f"| {key} | {value} |" for key, value in result.machine.items()),
+        "",
+        "Settings: " + ", ".join(f"`{key}={value}`" for key, value in result.settings.items()) + ".",
+        "",
+    ]
+    if result.ingest is not None:
+        lines += _ingest(result.ingest)
+    if result.search:
+        lines += _search(result.search)
+    if result.notes:
+        lines += ["Notes:", "", *(f"- {note}" for note in result.notes), ""]
+    return "\n".join(lines)
+
+
+def _ingest(ingest: IngestResult) -> list[str]:
+    e2e_rates = [run.chunks_per_second for run in ingest.runs_1x]
+    ratio_met = ingest.ratio >= INGEST_RATIO_TARGET
+    lines = [
+        f"### Ingest throughput (1× = {ingest.documents:,} SciFact documents, "
+        f"{ingest.planned_chunks:,} chunks)",
+        "",
+        "Run in the order raw, end to end, raw, end to end, raw; each end-to-end run into an empty index.",
+        "",
+        "| measure | runs, in order | median | target |",
+        "|---|---|---|---|",
+        f"| raw embedding (`embed_batch`), chunks/s | {', '.join(number(r) for r in ingest.raw_rates)} "
+        f"| {number(ingest.raw_median)} | |",
+        f"| end to end (`manage.py ingest`), chunks/s | {', '.join(number(r) for r in e2e_rates)} "
+        f"| {number(ingest.e2e_median)} | |",
+        f"| end to end / raw | | {number(ingest.ratio, 2)} "
+        f"| ≥ {INGEST_RATIO_TARGET:.1f}: {verdict(ratio_met)} |",
+        f"| share of the ingest time inside `embed_batch`, same process "
+        f"| {', '.join(number(run.embedding_share, 2) for run in ingest.runs_1x)} "
+        f"| {number(ingest.embedding_share_median, 2)} "
+        f"| ≥ {INGEST_RATIO_TARGET:.1f}: {verdict(ingest.embedding_share_median >= INGEST_RATIO_TARGET)} |",
+        "",
+        "The last row is the same ratio with the raw throughput measured inside each end-to-end run "
+        "(chunks / time in `embed_batch`), so the machine's load cannot differ between the two sides.",
+        "",
+    ]
+    run_10x = ingest.run_10x
+    if run_10x is not None:
+        rss_1x_after_load = sorted(run.rss_after_load_bytes for run in ingest.runs_1x)
+        lines += [
+            "| ingest process | 1× (median of runs) | 10× (one run) | 10× / 1× |",
+            "|---|---|---|---|",
+            f"| documents / chunks | {ingest.documents:,} / {ingest.planned_chunks:,} "
+            f"| {run_10x.documents:,} / {run_10x.chunks:,} | |",
+            f"| RSS after model load | {mib(rss_1x_after_load[len(rss_1x_after_load) // 2])} "
+            f"| {mib(run_10x.rss_after_load_bytes)} | |",
+            f"| RSS at 25 / 50 / 75 / 100 % of the run | {' / '.join(mib(v) for v in ingest.runs_1x[0].rss_quarters_bytes)} "
+            f"| {' / '.join(mib(v) for v in run_10x.rss_quarters_bytes)} | |",
+            f"| peak RSS | {mib(ingest.peak_rss_1x)} | {mib(run_10x.peak_rss_bytes)} "
+            f"| {number(ingest.rss_ratio, 2)} (target ≈ 1: {verdict(ingest.rss_ratio <= 1.1)}) |",
+            f"| end to end, chunks/s | {number(ingest.e2e_median)} | {number(run_10x.chunks_per_second)} | |",
+            f"| share of the time inside `embed_batch` | {number(ingest.embedding_share_median, 2)} "
+            f"| {number(run_10x.embedding_share, 2)} | |",
+            "",
+        ]
+    return lines
+
+
+def _search(sizes: list[SearchSize]) -> list[str]:
+    first = sizes[0]
+    header = " | ".join(f"{size.chunks:,} chunks p50 | p95" for size in sizes)
+    lines = [
+        f"### Search latency ({first.queries} SciFact train queries, after warm-up; milliseconds)",
+        "",
+        f"| stage | {header} |",
+        "|---|" + "---|---|" * len(sizes),
+    ]
+    for stage, label in STAGE_LABELS.items():
+        cells = " | ".join(f"{number(size.p50(stage))} | {number(size.p95(stage))}" for size in sizes)
+        lines.append(f"| {label} | {cells} |")
+    rest = " | ".join(f"{number(size.rest_p50)} | " for size in sizes)
+    lines.append(f"| rest of the service: fusion, hydration, shaping (derived, median) | {rest} |")
+    overhead = " | ".join(f"{number(100 * size.mcp_overhead)} % | " for size in sizes)
+    lines += [f"| MCP + HTTP overhead, (MCP p50 − service p50) / service p50 | {overhead} |", ""]
+    lines += _targets(sizes)
+    lines += [
+        "| index | real chunks | copies | rows + HNSW | tsvector + postings | graph | chunk store "
+        "| VACUUM ANALYZE |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for size in sizes:
+        build = size.build
+        lines.append(
+            f"| {size.chunks:,} | {build.real_chunks:,} | {build.copied_chunks:,} "
+            f"| {number(build.rows_seconds)} s | {number(build.search_index_seconds)} s "
+            f"| {number(build.graph_seconds)} s | {number(build.store_seconds)} s "
+            f"| {number(build.vacuum_seconds)} s |"
+        )
+    return [*lines, ""]
+
+
+def _targets(sizes: list[SearchSize]) -> list[str]:
+    at_target = [size for size in sizes if size.chunks >= SEARCH_TARGET_CHUNKS]
+    if not at_target:
+        return [f"Targets apply at {SEARCH_TARGET_CHUNKS:,} chunks; this run did not build that size.", ""]
+    size = at_target[0]
+    p50, p95 = size.p50("mcp"), size.p95("mcp")
+    lines = [
+        f"Targets at {size.chunks:,} chunks, through MCP: p50 {number(p50)} ms "
+        f"(≤ {SEARCH_P50_TARGET_MS:.0f}: {verdict(p50 <= SEARCH_P50_TARGET_MS)}), "
+        f"p95 {number(p95)} ms (≤ {SEARCH_P95_TARGET_MS:.0f}: {verdict(p95 <= SEARCH_P95_TARGET_MS)}), "
+        f"MCP + HTTP overhead {number(100 * size.mcp_overhead)} % "
+        f"(≤ {100 * MCP_OVERHEAD_TARGET:.0f} %: {verdict(size.mcp_overhead <= MCP_OVERHEAD_TARGET)}). "
+        f"Largest part of the service time: {STAGE_LABELS[size.dominant_leg()]} "
+        f"({number(size.p50(size.dominant_leg()))} ms p50).",
+        "",
+    ]
+    return lines

@@ -1,0 +1,158 @@
+"""What a benchmark run measured, and the numbers derived from it (pure: no Django, no model)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+INGEST_RATIO_TARGET = 0.8
+SEARCH_TARGET_CHUNKS = 100_000
+SEARCH_P50_TARGET_MS = 40.0
+SEARCH_P95_TARGET_MS = 80.0
+MCP_OVERHEAD_TARGET = 0.25
+
+# Stages timed per query, in report order.
+STAGES = ("embed", "vector_leg", "fulltext_leg", "graph_leg", "service", "mcp")
+STAGE_LABELS = {
+    "embed": "query embedding alone",
+    "vector_leg": "vector leg (HNSW)",
+    "fulltext_leg": "full-text leg (BM25)",
+    "graph_leg": "graph leg",
+    "service": "SearchService end to end",
+    "mcp": "MCP over HTTP end to end",
+}
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """Linear-interpolated percentile (fraction in [0, 1]); NaN for no values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * fraction
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+@dataclass(frozen=True)
+class IngestRun:
+    """One `manage.py ingest` child process."""
+
+    documents: int
+    chunks: int
+    # The ingest command alone: no process start-up, Django set-up or model load.
+    seconds: float
+    # Of `seconds`, the time inside the model's embed_batch (measured in the same process).
+    embedding_seconds: float
+    startup_seconds: float
+    rss_after_load_bytes: int
+    peak_rss_bytes: int
+    # RSS at 25, 50, 75 and 100 % of the ingest time: flat, or growing with the corpus?
+    rss_quarters_bytes: tuple[int, ...] = ()
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks / self.seconds if self.seconds > 0 else math.nan
+
+    @property
+    def embedding_share(self) -> float:
+        """End-to-end over raw throughput with raw measured inside the run: embedding time / ingest time."""
+        return self.embedding_seconds / self.seconds if self.seconds > 0 else math.nan
+
+
+@dataclass
+class IngestResult:
+    documents: int
+    planned_chunks: int
+    # Raw embedding throughput (chunks/s) and the 1x end-to-end runs, in the order they ran.
+    raw_rates: list[float] = field(default_factory=list)
+    runs_1x: list[IngestRun] = field(default_factory=list)
+    run_10x: IngestRun | None = None
+
+    @property
+    def raw_median(self) -> float:
+        return median(self.raw_rates)
+
+    @property
+    def e2e_median(self) -> float:
+        return median([run.chunks_per_second for run in self.runs_1x])
+
+    @property
+    def ratio(self) -> float:
+        return self.e2e_median / self.raw_median
+
+    @property
+    def embedding_share_median(self) -> float:
+        return median([run.embedding_share for run in self.runs_1x])
+
+    @property
+    def peak_rss_1x(self) -> float:
+        return median([run.peak_rss_bytes for run in self.runs_1x])
+
+    @property
+    def rss_ratio(self) -> float:
+        return self.run_10x.peak_rss_bytes / self.peak_rss_1x if self.run_10x else math.nan
+
+
+@dataclass(frozen=True)
+class BuildTimes:
+    """How one index size was reached from the real chunks (seconds per phase)."""
+
+    real_chunks: int
+    copied_chunks: int
+    rows_seconds: float = 0.0  # items and chunks inserted, HNSW index maintained as rows go in
+    search_index_seconds: float = 0.0  # tsvectors and BM25 postings (write_search_vectors)
+    graph_seconds: float = 0.0  # concept mentions through the GraphStore
+    store_seconds: float = 0.0  # perturbed full text into the ChunkStore
+    vacuum_seconds: float = 0.0  # VACUUM ANALYZE
+
+
+@dataclass
+class SearchSize:
+    chunks: int
+    queries: int
+    build: BuildTimes
+    # Milliseconds per measured query, per stage (see STAGES); same query order in every list.
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+
+    def p50(self, stage: str) -> float:
+        return percentile(self.latencies.get(stage, []), 0.5)
+
+    def p95(self, stage: str) -> float:
+        return percentile(self.latencies.get(stage, []), 0.95)
+
+    @property
+    def mcp_overhead(self) -> float:
+        """(MCP p50 - service p50) / service p50."""
+        return (self.p50("mcp") - self.p50("service")) / self.p50("service")
+
+    @property
+    def rest_p50(self) -> float:
+        """Median per query of service - (embedding + legs): fusion, hydration, shaping."""
+        parts = ("embed", "vector_leg", "fulltext_leg", "graph_leg")
+        rests = [
+            total - sum(self.latencies[part][i] for part in parts)
+            for i, total in enumerate(self.latencies.get("service", []))
+        ]
+        return median(rests)
+
+    def dominant_leg(self) -> str:
+        legs = ("embed", "vector_leg", "fulltext_leg", "graph_leg")
+        return max(legs, key=self.p50)
+
+
+@dataclass
+class BenchResult:
+    mode: str
+    started: str
+    finished: str = ""
+    machine: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, str] = field(default_factory=dict)
+    ingest: IngestResult | None = None
+    search: list[SearchSize] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)

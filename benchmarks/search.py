@@ -1,0 +1,227 @@
+"""Search latency per stage: query embedding, each leg, the SearchService, and MCP over HTTP.
+
+The stages run interleaved per query (the service and MCP calls alternate which goes first), so
+the machine's noise falls on all of them alike; warm-up queries run first and are not counted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from django.conf import settings
+
+from benchmarks import database, ingest, scale
+from benchmarks.results import STAGES, BuildTimes, SearchSize
+from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.library.models import Chunk, Collection
+from mnemosyne.search import legs, service
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTOCOL_VERSION = "2025-11-25"
+MCP_HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": PROTOCOL_VERSION,
+}
+HEALTH_TIMEOUT_SECONDS = 300
+
+Log = Callable[[str], None]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def mcp_server(log_path: Path) -> Iterator[str]:
+    """uvicorn serving mnemosyne.asgi:app against the benchmark database, without auth; yields its URL."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+        "DATABASE_URL": database.database_url(),
+        "MNEMOSYNE_DATA_DIR": str(settings.MNEMOSYNE_DATA_DIR),
+        "DEBUG": "true",
+        "MCP_REQUIRE_AUTH": "false",
+        "LOG_LEVEL": "warning",
+    }
+    command = [sys.executable, "-m", "uvicorn", "mnemosyne.asgi:app", "--host", "127.0.0.1"]
+    with log_path.open("wb") as log_file:
+        process = subprocess.Popen(
+            [*command, "--port", str(port), "--no-access-log"],
+            cwd=ROOT,
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + HEALTH_TIMEOUT_SECONDS
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"uvicorn exited:\n{log_path.read_text()[-4000:]}")
+                try:
+                    if httpx.get(f"{base}/mcp/health", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"uvicorn did not become healthy:\n{log_path.read_text()[-4000:]}")
+                time.sleep(0.25)
+            yield base
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def sse_payload(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC message of a streamable-HTTP response (JSON, or the last SSE data line)."""
+    if response.headers.get("content-type", "").startswith("application/json"):
+        return dict(response.json())
+    data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+    if not data:
+        raise RuntimeError(f"no data line in the MCP response: {response.text[:500]!r}")
+    return dict(json.loads(data[-1]))
+
+
+class MCPSearch:
+    """tools/call search over one keep-alive connection (stateless streamable HTTP)."""
+
+    def __init__(self, base: str) -> None:
+        self._client = httpx.Client(base_url=base, headers=MCP_HEADERS, timeout=60)
+        self._id = 0
+
+    def __call__(self, query: str, limit: int) -> int:
+        self._id += 1
+        body = {
+            "jsonrpc": "2.0",
+            "id": self._id,
+            "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": query, "limit": limit}},
+        }
+        response = self._client.post("/mcp/", content=json.dumps(body).encode())
+        response.raise_for_status()
+        message = sse_payload(response)
+        result = message.get("result")
+        if not isinstance(result, dict) or result.get("isError"):
+            raise RuntimeError(f"the MCP search failed: {json.dumps(message)[:500]}")
+        return len(result.get("structuredContent", {}).get("results", []))
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _elapsed_ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def measure(
+    queries: list[str],
+    *,
+    warmup: int,
+    chunks: int,
+    build: BuildTimes,
+    embedder: Embedder,
+    mcp: MCPSearch,
+    log: Log,
+) -> SearchSize:
+    """Time every stage for each query; the first `warmup` queries are run but not recorded."""
+    limit = service.DEFAULT_LIMIT
+    candidates = max(limit, service.MIN_CANDIDATES)
+    filters = legs.Filters()
+    size = SearchSize(chunks=chunks, queries=len(queries) - warmup, build=build)
+    size.latencies = {stage: [] for stage in STAGES}
+    for number, query in enumerate(queries):
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        vector = embedder.embed_batch([query])[0]
+        timings["embed"] = _elapsed_ms(started)
+        # Alternate which end-to-end call meets the query first (and its colder caches).
+        for stage in ("service", "mcp") if number % 2 == 0 else ("mcp", "service"):
+            started = time.perf_counter()
+            if stage == "service":
+                service.search(service.SearchRequest(query=query, limit=limit), embedder=embedder)
+            else:
+                mcp(query, limit)
+            timings[stage] = _elapsed_ms(started)
+        started = time.perf_counter()
+        legs.vector_leg(vector, filters, candidates)
+        timings["vector_leg"] = _elapsed_ms(started)
+        started = time.perf_counter()
+        legs.fulltext_leg(query, filters, candidates)
+        timings["fulltext_leg"] = _elapsed_ms(started)
+        started = time.perf_counter()
+        legs.graph_leg(query, filters, candidates)
+        timings["graph_leg"] = _elapsed_ms(started)
+        if number >= warmup:
+            for stage in STAGES:
+                size.latencies[stage].append(timings[stage])
+        if (number + 1) % 50 == 0:
+            log(f"  {number + 1} / {len(queries)} queries")
+    return size
+
+
+def run(
+    *,
+    sizes: tuple[int, ...],
+    queries: list[str],
+    measured: int,
+    warmup: int,
+    corpus_10x: Path,
+    ingested: bool,
+    embedder: Embedder,
+    log: Log,
+) -> list[SearchSize]:
+    """Per size: grow the index with copies, then time every stage for the same queries."""
+    if len(queries) < measured + warmup:
+        raise ValueError(f"{len(queries)} queries; the run needs {measured + warmup}")
+    if not ingested:
+        ingest.ingest_search_corpus(corpus_10x, log)
+    real = Collection.objects.get(library__name=ingest.SEARCH_LIBRARY, name=ingest.REAL_COLLECTION)
+    # Warm-up queries are others than the measured ones.
+    ordered = queries[measured : measured + warmup] + queries[:measured]
+    results = []
+    log("starting uvicorn (loads the model before it answers health checks)")
+    with mcp_server(settings.MNEMOSYNE_DATA_DIR / "uvicorn.log") as base:
+        mcp = MCPSearch(base)
+        try:
+            for target in sizes:
+                log(f"growing the index to {target:,} chunks")
+                build = scale.grow_to(target, real=real, seed=target, log=log)
+                chunks = Chunk.objects.count()
+                if build is None:
+                    log(f"the real chunks alone are {chunks:,}; no copies needed")
+                    build = BuildTimes(real_chunks=chunks, copied_chunks=0)
+                log(
+                    f"{chunks:,} chunks: rows + HNSW {build.rows_seconds:.0f} s, "
+                    f"tsvector + postings {build.search_index_seconds:.0f} s, "
+                    f"graph {build.graph_seconds:.0f} s, "
+                    f"store {build.store_seconds:.0f} s, VACUUM ANALYZE {build.vacuum_seconds:.0f} s"
+                )
+                size = measure(
+                    ordered, warmup=warmup, chunks=chunks, build=build, embedder=embedder, mcp=mcp, log=log
+                )
+                log(
+                    f"{chunks:,} chunks: MCP p50 {size.p50('mcp'):.1f} ms, p95 {size.p95('mcp'):.1f} ms; "
+                    f"service p50 {size.p50('service'):.1f} ms; embedding p50 {size.p50('embed'):.1f} ms"
+                )
+                results.append(size)
+        finally:
+            mcp.close()
+    return results

@@ -1,0 +1,127 @@
+"""The benchmark's pure helpers: corpus preparation, perturbation, statistics and the report splice."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks import corpus, report
+from benchmarks.machine import cpu_model, memory_total_gib
+from benchmarks.results import BenchResult, BuildTimes, IngestResult, IngestRun, SearchSize, percentile
+
+
+def test_batches_group_whole_documents_until_the_pipeline_would_flush() -> None:
+    assert corpus.pipeline_batches([60, 60, 60, 10], 128) == [(0, 180), (180, 190)]
+    assert corpus.pipeline_batches([200], 128) == [(0, 200)]
+    assert corpus.pipeline_batches([], 128) == []
+
+
+def test_a_perturbed_copy_drops_words_but_keeps_the_rest_in_order_within_sentences() -> None:
+    text = " ".join(f"Sentence {n} has several distinct words in it." for n in range(20))
+    copy = corpus.perturb_text(text, random.Random(1))
+    assert copy != text
+    original_words, copied_words = text.split(), copy.split()
+    assert 0.7 * len(original_words) < len(copied_words) < len(original_words)
+    assert set(copied_words) <= set(original_words)
+
+
+def test_perturbation_is_reproducible_from_the_seed() -> None:
+    text = "One. Two words here. Three more words there."
+    assert corpus.perturb_text(text, random.Random(7)) == corpus.perturb_text(text, random.Random(7))
+
+
+def test_a_perturbed_vector_is_unit_length_and_close_to_the_original() -> None:
+    rng = np.random.default_rng(0)
+    original = rng.normal(size=384)
+    original /= np.linalg.norm(original)
+    copy = corpus.perturb_vector(original, rng)
+    assert math.isclose(float(np.linalg.norm(copy)), 1.0, rel_tol=1e-5)
+    assert 0.85 < float(np.dot(original, copy)) < 0.99
+
+
+def test_train_queries_are_the_judged_ones_in_file_order(tmp_path: Path) -> None:
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\n3\t10\t1\n1\t11\t1\n")
+    lines = [json.dumps({"_id": qid, "text": f"query {qid}"}) for qid in ("1", "2", "3")]
+    (tmp_path / "queries.jsonl").write_text("\n".join(lines) + "\n")
+    assert corpus.train_queries(tmp_path) == ["query 1", "query 3"]
+
+
+def test_documents_become_one_markdown_file_each(tmp_path: Path) -> None:
+    records = [{"_id": "7", "title": "A  title", "text": "Body."}, {"_id": "8", "title": "", "text": "B."}]
+    (tmp_path / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    documents = corpus.read_documents(tmp_path, limit=5)
+    corpus.write_markdown_corpus(documents, tmp_path / "out")
+    assert (tmp_path / "out" / "7.md").read_text() == "# A title\n\nBody.\n"
+    assert (tmp_path / "out" / "8.md").read_text() == "B.\n"
+
+
+def test_percentiles_interpolate_and_are_nan_without_values() -> None:
+    assert percentile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.5
+    assert percentile([10.0] * 3 + [100.0], 0.95) == pytest.approx(86.5)
+    assert math.isnan(percentile([], 0.5))
+
+
+def test_machine_details_are_read_from_proc_files() -> None:
+    assert cpu_model("processor\t: 0\nmodel name\t: Example CPU @ 2.50GHz\n") == "Example CPU @ 2.50GHz"
+    assert memory_total_gib("MemTotal:       24684132 kB\n") == pytest.approx(23.54, abs=0.01)
+
+
+def test_the_results_section_is_replaced_and_the_rest_of_the_page_kept() -> None:
+    page = f"# Title\n\nBefore.\n\n{report.START_MARKER}\nold\n{report.END_MARKER}\n\nAfter.\n"
+    spliced = report.splice(page, "new results")
+    assert (
+        spliced
+        == f"# Title\n\nBefore.\n\n{report.START_MARKER}\nnew results\n{report.END_MARKER}\n\nAfter.\n"
+    )
+    with pytest.raises(report.MarkersMissing):
+        report.splice("# no markers\n", "x")
+
+
+def sample_result() -> BenchResult:
+    run = IngestRun(
+        300,
+        700,
+        100.0,
+        embedding_seconds=90.0,
+        startup_seconds=20.0,
+        rss_after_load_bytes=2**29,
+        peak_rss_bytes=2**30,
+    )
+    ingest = IngestResult(documents=300, planned_chunks=700, raw_rates=[8.0, 7.0, 9.0], runs_1x=[run, run])
+    ingest.run_10x = IngestRun(3000, 7000, 1000.0, 850.0, 20.0, 2**29, 2**30)
+    size = SearchSize(chunks=100_000, queries=2, build=BuildTimes(real_chunks=7000, copied_chunks=93_000))
+    size.latencies = {
+        "embed": [10.0, 12.0],
+        "vector_leg": [5.0, 6.0],
+        "fulltext_leg": [20.0, 30.0],
+        "graph_leg": [1.0, 1.0],
+        "service": [40.0, 50.0],
+        "mcp": [50.0, 60.0],
+    }
+    result = BenchResult(mode="full", started="2026-11-22 03:00 UTC", finished="2026-11-22 03:30 UTC")
+    result.ingest, result.search = ingest, [size]
+    result.machine = {"CPU": "Example"}
+    return result
+
+
+def test_the_report_states_ratios_and_verdicts_against_the_targets() -> None:
+    result = sample_result()
+    assert result.ingest is not None
+    assert result.ingest.ratio == pytest.approx(7.0 / 8.0)
+    assert result.ingest.rss_ratio == 1.0
+    (size,) = result.search
+    assert size.mcp_overhead == pytest.approx((55.0 - 45.0) / 45.0)
+    assert size.rest_p50 == pytest.approx(2.5)  # medians of 40 - 36 and 50 - 49
+    assert size.dominant_leg() == "fulltext_leg"
+    markdown = report.render(result)
+    assert "| end to end / raw | | 0.88 | ≥ 0.8: met |" in markdown
+    assert "| 0.90, 0.90 | 0.90 | ≥ 0.8: met |" in markdown
+    assert "p50 55.0 ms (≤ 40: **missed**)" in markdown
+    assert "MCP + HTTP overhead 22.2 % (≤ 25 %: met)" in markdown
+    assert "| CPU | Example |" in markdown
