@@ -20,9 +20,10 @@ from django.conf import settings
 from django.db import close_old_connections
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_server.metrics import AUTH_FAILURES
+from mcp_server.request_body import read_body, replay_body
 from mcp_server.services import AuthFailure, AuthResult, authenticate, take_rate_limit_slot
 
 WELL_KNOWN_PATH = "/.well-known/oauth-protected-resource/mcp"
@@ -151,7 +152,7 @@ class ToolCallAuthMiddleware:
         if scope["type"] != "http" or scope["method"] != "POST" or not settings.MCP_REQUIRE_AUTH:
             await self.app(scope, receive, send)
             return
-        body = await _read_body(receive)
+        body = await read_body(receive)
         tools = called_tools(body)
         if tools:
             result, tool, wait = await sync_to_async(_check, thread_sensitive=False)(
@@ -164,31 +165,4 @@ class ToolCallAuthMiddleware:
                 )
                 await response(scope, receive, send)
                 return
-        await self.app(scope, _replay(body, receive), send)
-
-
-async def _read_body(receive: Receive) -> bytes:
-    # The body limit is enforced by the RequestBodyLimitMiddleware outside this one.
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            message: dict[str, Any] = {"type": "http.request", "body": body, "more_body": False}
-            return message
-        return await receive()
-
-    return replay
+        await self.app(scope, replay_body(body, receive), send)

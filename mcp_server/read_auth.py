@@ -12,16 +12,16 @@ MCP_REQUIRE_AUTH=false turns the check off, as for tools.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_server.auth import bearer_token, refusal, resource_metadata_url
 from mcp_server.metrics import AUTH_FAILURES
+from mcp_server.request_body import read_body, replay_body
 from mcp_server.services import AuthFailure, AuthResult, authenticate
 
 READING_METHODS = frozenset({"resources/list", "resources/read", "completion/complete", "prompts/get"})
@@ -57,38 +57,11 @@ class LibraryReadAuthMiddleware:
         if scope["type"] != "http" or scope["method"] != "POST" or not settings.MCP_REQUIRE_AUTH:
             await self.app(scope, receive, send)
             return
-        body = await _read_body(receive)
+        body = await read_body(receive)
         if reads_libraries(body):
             result = await sync_to_async(_check, thread_sensitive=False)(bearer_token(Headers(scope=scope)))
             if result.failure is not None:
                 AUTH_FAILURES.labels(reason=result.failure.value).inc()
                 await refusal(result.failure, metadata_url=resource_metadata_url(scope))(scope, receive, send)
                 return
-        await self.app(scope, _replay(body, receive), send)
-
-
-async def _read_body(receive: Receive) -> bytes:
-    # The body limit is enforced by the RequestBodyLimitMiddleware outside this one.
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            message: dict[str, Any] = {"type": "http.request", "body": body, "more_body": False}
-            return message
-        return await receive()
-
-    return replay
+        await self.app(scope, replay_body(body, receive), send)

@@ -24,7 +24,7 @@ from mnemosyne.ingestion.tasks import enqueue_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item, Posting
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.storage import get_chunk_store
-from tests.conftest import ROOT, database_url
+from tests.servers import ROOT, database_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -14,7 +14,7 @@ from mcp_server.models import MCPApprovalRequest
 from mcp_server.services import create_token, decide_approval, request_approval, use_approval
 from mnemosyne.library.models import Collection, Item, Library
 from tests.mcp_server.clients import post, rpc, sse_payload
-from tests.mcp_server.conftest import uvicorn_server
+from tests.servers import uvicorn_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

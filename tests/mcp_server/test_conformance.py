@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
 from tests.mcp_server.conftest import node_env, npx
+from tests.servers import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,8 +11,8 @@ from django.contrib.auth.models import User
 
 from mcp_server.server import TOOL_SPECS
 from mcp_server.services import create_token
-from tests.conftest import ROOT
 from tests.mcp_server.conftest import node_env, npx
+from tests.servers import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

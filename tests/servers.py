@@ -1,0 +1,90 @@
+"""Servers the tests start for real: uvicorn serving mnemosyne.asgi:app against the test database."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def database_url() -> str:
+    params = connection.settings_dict
+    host = params["HOST"]
+    if host.startswith("/"):
+        return f"postgresql://{params['USER']}:@/{params['NAME']}?host={host}"
+    return f"postgresql://{params['USER']}:{params['PASSWORD']}@{host}:{params['PORT']}/{params['NAME']}"
+
+
+@contextlib.contextmanager
+def uvicorn_server(
+    data_dir: Path, *, env: dict[str, str] | None = None, workers: int = 1, log_name: str = "uvicorn"
+) -> Iterator[str]:
+    """`uvicorn mnemosyne.asgi:app` against the test database; yields its base URL once healthy."""
+    port = free_port()
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+        "DATABASE_URL": database_url(),
+        "MNEMOSYNE_DATA_DIR": str(data_dir),
+        "DEBUG": "true",
+        "MCP_REQUIRE_AUTH": "true",
+        "LOG_LEVEL": "warning",
+        "DATABASE_CONN_MAX_AGE": "0",
+        "SEARCH_PARALLEL_LEGS": "true",
+        **(env or {}),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "mnemosyne.asgi:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    if workers > 1:
+        command += ["--workers", str(workers)]
+    log = data_dir / f"{log_name}-{port}.log"
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=environment, stdout=log_file, stderr=subprocess.STDOUT
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"uvicorn exited:\n{log.read_text()}")
+                try:
+                    if httpx.get(f"{base}/mcp/health", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"uvicorn did not become healthy:\n{log.read_text()}")
+                time.sleep(0.2)
+            yield base
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
