@@ -2,8 +2,9 @@
 
 python -m benchmarks._ingest_child DIR LIBRARY COLLECTION → the last line of stdout is JSON:
 {"documents", "chunks", "seconds", "embedding_seconds", "startup_seconds", "rss_after_load_bytes",
-"rss_quarters_bytes", "peak_rss_bytes"}. `seconds` times the ingest command alone (start-up, Django set-up and model load
-come before it); `embedding_seconds` is the part of it spent inside the model's embed_batch.
+"rss_quarters_bytes", "peak_rss_bytes"}. `seconds` times the ingest command alone (start-up,
+Django set-up and model load come before it); `embedding_seconds` is the part of it spent inside
+the model's embed_batch.
 """
 
 from __future__ import annotations

@@ -107,7 +107,8 @@ def _ingest(ingest: IngestResult) -> list[str]:
             f"| {run_10x.documents:,} / {run_10x.chunks:,} | |",
             f"| RSS after model load | {mib(rss_1x_after_load[len(rss_1x_after_load) // 2])} "
             f"| {mib(run_10x.rss_after_load_bytes)} | |",
-            f"| RSS at 25 / 50 / 75 / 100 % of the run | {' / '.join(mib(v) for v in ingest.runs_1x[0].rss_quarters_bytes)} "
+            f"| RSS at 25 / 50 / 75 / 100 % of the run (first 1× run) "
+            f"| {' / '.join(mib(v) for v in ingest.runs_1x[0].rss_quarters_bytes)} "
             f"| {' / '.join(mib(v) for v in run_10x.rss_quarters_bytes)} | |",
             f"| peak RSS | {mib(ingest.peak_rss_1x)} | {mib(run_10x.peak_rss_bytes)} "
             f"| {number(ingest.rss_ratio, 2)} (target ≈ 1: {verdict(ingest.rss_ratio <= 1.1)}) |",
