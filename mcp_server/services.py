@@ -145,7 +145,11 @@ def take_rate_limit_slot(token: MCPToken, now: datetime | None = None) -> int | 
             [token.pk, window],
         )
         row = cursor.fetchone()
-    assert row is not None
+        assert row is not None
+        if row[0] == 1:
+            # The first call of a new minute clears the finished windows (every token's), so the
+            # table holds about one row per token calling this minute.
+            cursor.execute("DELETE FROM mcp_server_mcpratewindow WHERE window_start < %s", [window])
     if row[0] <= token.rate_limit_per_minute:
         return None
     return max(1, 60 - now.second)

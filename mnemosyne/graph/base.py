@@ -84,8 +84,14 @@ class GraphStore(Protocol):
         """Drop the chunks' mentions; edges lose their share and go at zero. Idempotent."""
         ...
 
-    def neighbours(self, concept_key: str, *, limit: int) -> list[Neighbour]:
-        """The concepts co-occurring with `concept_key`, strongest first (ties by key)."""
+    def neighbours(
+        self, concept_key: str, *, limit: int, library_ids: Sequence[int] | None = None
+    ) -> list[Neighbour]:
+        """The concepts co-occurring with `concept_key`, strongest first (ties by key).
+
+        With `library_ids`, weights and examples count only chunks in those libraries (a caller
+        confined to them learns nothing from the rest); an empty list matches nothing.
+        """
         ...
 
     def expand(self, concept_keys: Sequence[str], *, hops: int = 1, limit: int) -> list[tuple[str, float]]:

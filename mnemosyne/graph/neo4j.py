@@ -99,6 +99,17 @@ RETURN n.key AS key, n.label AS label, weight,
 ORDER BY weight DESC, key
 """
 
+# The same, counting only chunks in the given libraries (the stored edge weights count them all).
+NEIGHBOURS_WITHIN = """
+MATCH (c:Concept {key: $key})<-[:MENTIONS]-(ch:Chunk)-[:MENTIONS]->(n:Concept)
+WHERE ch.library_id IN $library_ids AND n <> c
+WITH n, ch ORDER BY ch.id
+WITH n, count(ch) AS weight, collect(ch.id)[..$examples] AS examples
+RETURN n.key AS key, n.label AS label, weight, examples
+ORDER BY weight DESC, key
+LIMIT $limit
+"""
+
 # For each key: its strongest edge weight and its top `per_key` edges (neighbour key, weight).
 EDGES_OF = """
 UNWIND $keys AS key
@@ -217,9 +228,20 @@ class Neo4jGraphStore:
 
         self._execute(write, write_access=True)
 
-    def neighbours(self, concept_key: str, *, limit: int) -> list[Neighbour]:
+    def neighbours(
+        self, concept_key: str, *, limit: int, library_ids: Sequence[int] | None = None
+    ) -> list[Neighbour]:
         check_limit(limit)
-        records = self._read(NEIGHBOURS, key=concept_key, limit=limit, examples=EXAMPLE_CHUNKS)
+        if library_ids is not None and not library_ids:
+            return []
+        query = NEIGHBOURS if library_ids is None else NEIGHBOURS_WITHIN
+        records = self._read(
+            query,
+            key=concept_key,
+            limit=limit,
+            examples=EXAMPLE_CHUNKS,
+            library_ids=None if library_ids is None else list(library_ids),
+        )
         return [Neighbour(r["key"], r["label"], r["weight"], list(r["examples"])) for r in records]
 
     def expand(self, concept_keys: Sequence[str], *, hops: int = 1, limit: int) -> list[tuple[str, float]]:

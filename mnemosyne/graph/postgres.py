@@ -80,8 +80,12 @@ class PostgresGraphStore:
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM graph_mention WHERE chunk_id = ANY(%s)", [list(chunk_ids)])
 
-    def neighbours(self, concept_key: str, *, limit: int) -> list[Neighbour]:
+    def neighbours(
+        self, concept_key: str, *, limit: int, library_ids: Sequence[int] | None = None
+    ) -> list[Neighbour]:
         check_limit(limit)
+        if library_ids is not None:
+            return self._neighbours_within(concept_key, limit=limit, library_ids=library_ids)
         sql = f"""
             WITH seed AS (SELECT id FROM graph_concept WHERE key = %s),
             near AS ({_NEIGHBOURS_OF.format(seed="(SELECT id FROM seed)")})
@@ -100,6 +104,31 @@ class PostgresGraphStore:
         """
         with connection.cursor() as cursor:
             cursor.execute(sql, [concept_key, EXAMPLE_CHUNKS, limit])
+            return [Neighbour(key, label, weight, list(examples)) for key, label, weight, examples in cursor]
+
+    def _neighbours_within(
+        self, concept_key: str, *, limit: int, library_ids: Sequence[int]
+    ) -> list[Neighbour]:
+        # Counted from the mentions in those libraries: the stored edges count every library.
+        if not library_ids:
+            return []
+        sql = """
+            WITH seed AS (SELECT id FROM graph_concept WHERE key = %s),
+            near AS (
+                SELECT o.concept_id AS id, count(*) AS weight,
+                       (array_agg(m.chunk_id ORDER BY m.chunk_id))[1:%s] AS examples
+                FROM graph_mention m
+                JOIN graph_mention o ON o.chunk_id = m.chunk_id AND o.concept_id <> m.concept_id
+                WHERE m.concept_id = (SELECT id FROM seed) AND m.library_id = ANY(%s)
+                GROUP BY o.concept_id
+            )
+            SELECT c.key, c.label, near.weight, near.examples
+            FROM near JOIN graph_concept c ON c.id = near.id
+            ORDER BY near.weight DESC, c.key
+            LIMIT %s
+        """
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [concept_key, EXAMPLE_CHUNKS, list(library_ids), limit])
             return [Neighbour(key, label, weight, list(examples)) for key, label, weight, examples in cursor]
 
     def expand(self, concept_keys: Sequence[str], *, hops: int = 1, limit: int) -> list[tuple[str, float]]:

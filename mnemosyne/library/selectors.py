@@ -366,14 +366,12 @@ def related_concepts(concept: str, *, limit: int) -> tuple[str, list[RelatedConc
         [(key, 1.0)], library_ids=sorted(visible), limit=1
     ):
         raise InvalidArgument(f"no chunk mentions the concept {concept!r}; list_concepts shows known ones")
-    neighbours = store.neighbours(key, limit=limit)
+    # Inside a boundary, weights count only the chunks inside it: the rest must not show through.
+    neighbours = store.neighbours(key, limit=limit, library_ids=None if visible is None else sorted(visible))
     chunk_ids = {chunk_id for neighbour in neighbours for chunk_id in neighbour.example_chunk_ids}
     uid_of = dict(
         within_boundary(Chunk.objects.filter(id__in=chunk_ids), "library_id").values_list("id", "uid")
     )
-    if visible is not None:
-        # Only concepts seen together inside the boundary.
-        neighbours = [n for n in neighbours if any(i in uid_of for i in n.example_chunk_ids)]
     return key, [
         RelatedConcept(
             key=neighbour.key,

@@ -131,6 +131,31 @@ def test_neighbours_give_at_most_three_example_chunks(store: GraphStore, corpus:
     assert beta.example_chunk_ids == sorted(chunk.pk for chunk in corpus.a1)[:3]
 
 
+def test_neighbours_within_libraries_count_only_their_chunks(store: GraphStore, corpus: Corpus) -> None:
+    a, b = corpus.a1 + corpus.a2, corpus.b1
+    store.record_chunk_concepts(
+        [
+            mentions(a[0], "alpha", "beta"),
+            mentions(a[7], "alpha", "beta", "gamma"),
+            mentions(b[0], "alpha", "beta"),
+            mentions(b[1], "alpha", "beta", "delta"),
+            mentions(b[2], "alpha", "delta"),
+        ]
+    )
+    assert store.neighbours("alpha", limit=10, library_ids=[corpus.a.pk]) == [
+        Neighbour("beta", "Beta", 2, sorted([a[0].pk, a[7].pk])),
+        Neighbour("gamma", "Gamma", 1, [a[7].pk]),
+    ]
+    assert weights(store, "alpha") == {"beta": 4, "delta": 2, "gamma": 1}
+    both = store.neighbours("alpha", limit=10, library_ids=[corpus.a.pk, corpus.b.pk])
+    assert both == store.neighbours("alpha", limit=10)
+    assert store.neighbours("alpha", limit=1, library_ids=[corpus.b.pk]) == [
+        Neighbour("beta", "Beta", 2, sorted([b[0].pk, b[1].pk]))
+    ]
+    assert store.neighbours("alpha", limit=10, library_ids=[]) == []
+    assert store.neighbours("gamma", limit=10, library_ids=[corpus.b.pk]) == []
+
+
 def test_expand_one_hop_scores_neighbours_by_decayed_normalised_weight(
     store: GraphStore, corpus: Corpus
 ) -> None:

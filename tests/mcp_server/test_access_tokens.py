@@ -83,7 +83,25 @@ def test_the_rate_limit_counts_calls_per_minute_in_the_database(alice: User) -> 
     assert take_rate_limit_slot(token, now) is None
     assert take_rate_limit_slot(token, now) == 50
     assert take_rate_limit_slot(token, now + timedelta(minutes=1)) is None
-    assert MCPRateWindow.objects.filter(token=token).count() == 2
+    assert take_rate_limit_slot(token, now + timedelta(minutes=1)) is None
+    assert take_rate_limit_slot(token, now + timedelta(minutes=1)) == 50
+
+
+def test_finished_rate_windows_are_deleted_when_a_new_minute_starts(alice: User) -> None:
+    busy, _ = create_token(user=alice, name="busy", rate_limit_per_minute=100)
+    idle, _ = create_token(user=alice, name="idle", rate_limit_per_minute=100)
+    start = timezone.now().replace(second=5, microsecond=0)
+    take_rate_limit_slot(idle, start)
+    for minute in range(30):
+        for _ in range(3):
+            take_rate_limit_slot(busy, start + timedelta(minutes=minute))
+    # One row: busy's current minute. Idle's old window went with the first call of a later minute.
+    (window,) = MCPRateWindow.objects.all()
+    assert (window.token_id, window.window_start, window.count) == (
+        busy.pk,
+        (start + timedelta(minutes=29)).replace(second=0),
+        3,
+    )
 
 
 def test_a_token_without_a_limit_writes_no_counter(alice: User) -> None:
