@@ -177,11 +177,12 @@ class MCPAuditEventAdmin(admin.ModelAdmin):
 
 @admin.register(MCPApprovalRequest)
 class MCPApprovalRequestAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "uid", "tool", "token", "status", "decided_by"]
+    list_display = ["created_at", "uid", "tool", "token", "subject", "status", "decided_by"]
     list_filter = ["status", "tool"]
     readonly_fields = [
         "uid",
         "token",
+        "subject",
         "tool",
         "arguments_preview",
         "arguments_digest",

@@ -1,13 +1,13 @@
 """Bearer-token checks at the HTTP layer, so a refused call is a real 401/403.
 
-Listing tools needs no token; every `tools/call` needs a valid one that may
-call that tool: the tool is in its whitelist (else 403 forbidden_tool), it has
-the scope the tool needs (write tools need "write", the rest "read"; else 403
-insufficient_scope) and it is under its per-minute limit (else 429 with
-Retry-After). A 401 points at the protected-resource metadata, as the MCP
-authorization spec asks. The token is read from the Authorization header only
-(never the query string). MCP_REQUIRE_AUTH=false turns the check off for local
-development.
+Listing tools needs no token; every `tools/call` needs a caller (principals.identify: one of our
+tokens, a JWT from the configured identity provider, or, with MCP_ANONYMOUS_READ, nobody) that may
+call that tool: the tool is in its whitelist (else 403 forbidden_tool), it has the scope the tool
+needs (write tools need "write", the rest "read"; else 403 insufficient_scope, or 401 for an
+anonymous caller) and it is under its per-minute limit (else 429 with Retry-After; our tokens only).
+A 401 points at the protected-resource metadata, as the MCP authorization spec asks. The token is
+read from the Authorization header only (never the query string). MCP_REQUIRE_AUTH=false turns the
+check off for local development.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_server.metrics import AUTH_FAILURES
+from mcp_server.principals import identify
 from mcp_server.request_body import read_body, replay_body
-from mcp_server.services import AuthFailure, AuthResult, authenticate, take_rate_limit_slot
+from mcp_server.services import AuthFailure, take_rate_limit_slot
 
 WELL_KNOWN_PATH = "/.well-known/oauth-protected-resource/mcp"
 
@@ -82,25 +83,28 @@ def bearer_token(headers: Headers) -> str | None:
     return token.strip()
 
 
-def _check(raw: str | None, tools: list[str]) -> tuple[AuthResult, str, int | None]:
-    """The outcome, the tool refused (if any) and, when rate limited, seconds to wait."""
+def _check(raw: str | None, tools: list[str]) -> tuple[AuthFailure | None, str, int | None]:
+    """Why the call is refused (None: it is not), the tool refused (if any) and, when rate limited,
+    seconds to wait."""
     close_old_connections()
     try:
-        result = authenticate(raw)
-        if not result.ok:
-            return result, "", None
-        token = result.token
-        assert token is not None
+        found = identify(raw)
+        principal = found.principal
+        if principal is None:
+            return found.failure, "", None
         for tool in tools:
-            if not token.allows_tool(tool):
-                return AuthResult(token, AuthFailure.FORBIDDEN_TOOL), tool, None
-            if not token.has_scope(required_scope(tool)):
-                return AuthResult(token, AuthFailure.INSUFFICIENT_SCOPE), tool, None
-        for _ in tools:
-            wait = take_rate_limit_slot(token)
-            if wait is not None:
-                return AuthResult(token, AuthFailure.RATE_LIMITED), "", wait
-        return result, "", None
+            if not principal.allows_tool(tool):
+                return AuthFailure.FORBIDDEN_TOOL, tool, None
+            if not principal.has_scope(required_scope(tool)):
+                # Anonymous callers may only read: for anything else, the answer is "bring a token".
+                failure = AuthFailure.MISSING if principal.is_anonymous else AuthFailure.INSUFFICIENT_SCOPE
+                return failure, tool, None
+        if principal.token is not None:
+            for _ in tools:
+                wait = take_rate_limit_slot(principal.token)
+                if wait is not None:
+                    return AuthFailure.RATE_LIMITED, "", wait
+        return None, "", None
     finally:
         close_old_connections()
 
@@ -155,14 +159,12 @@ class ToolCallAuthMiddleware:
         body = await read_body(receive)
         tools = called_tools(body)
         if tools:
-            result, tool, wait = await sync_to_async(_check, thread_sensitive=False)(
+            failure, tool, wait = await sync_to_async(_check, thread_sensitive=False)(
                 bearer_token(Headers(scope=scope)), tools
             )
-            if result.failure is not None:
-                AUTH_FAILURES.labels(reason=result.failure.value).inc()
-                response = refusal(
-                    result.failure, tool, metadata_url=resource_metadata_url(scope), retry_after=wait
-                )
+            if failure is not None:
+                AUTH_FAILURES.labels(reason=failure.value).inc()
+                response = refusal(failure, tool, metadata_url=resource_metadata_url(scope), retry_after=wait)
                 await response(scope, receive, send)
                 return
         await self.app(scope, replay_body(body, receive), send)

@@ -2,6 +2,7 @@
 
 cite-sources: `library` completes to library names, `collection` to collection names (within the
 library already chosen, when there is one). Templates: library_uid, item_uid and chunk_uid to uids.
+Only what lies inside the caller's libraries is offered (selectors honour the library boundary).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from mcp.types import (
 from mcp_server.prompts import CITE_SOURCES
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
-from mnemosyne.library.models import Chunk, Collection, Item, Library
+from mnemosyne.library.models import Chunk, Item, Library
 
 MAX_VALUES = 100  # the spec's cap per response
 
@@ -39,23 +40,14 @@ def _uids(model: type[Library] | type[Item] | type[Chunk], partial: str) -> Comp
     return CompletionResult(values=values, total=total, has_more=total > len(values))
 
 
-def _library_uids(partial: str) -> CompletionResult:
-    values = [
-        uid
-        for uid in Library.objects.order_by("uid").values_list("uid", flat=True)
-        if uid.startswith(partial)
-    ]
-    return CompletionResult(values=values[:MAX_VALUES], total=len(values), has_more=len(values) > MAX_VALUES)
-
-
 def _collection_names(partial: str, library: str | None) -> CompletionResult:
-    queryset = Collection.objects.order_by("name")
+    queryset = selectors.collections()
     if library:
         try:
             queryset = queryset.filter(library=selectors.find_library(library))
         except NotFound:
             return CompletionResult(values=[], total=0, has_more=False)
-    return _names(list(dict.fromkeys(queryset.values_list("name", flat=True))), partial)
+    return _names(list(dict.fromkeys(queryset.order_by("name").values_list("name", flat=True))), partial)
 
 
 def suggest(
@@ -70,7 +62,7 @@ def suggest(
         if ref.name != CITE_SOURCES:
             return None
         if argument.name == "library":
-            return _names(list(Library.objects.order_by("name").values_list("name", flat=True)), partial)
+            return _names(list(selectors.libraries().values_list("name", flat=True)), partial)
         if argument.name == "collection":
             return _collection_names(partial, chosen.get("library"))
         return None

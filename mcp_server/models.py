@@ -112,6 +112,8 @@ class MCPApprovalRequest(models.Model):
 
     uid = models.CharField(max_length=32, unique=True, default=new_approval_uid, editable=False)
     token = models.ForeignKey(MCPToken, null=True, on_delete=models.SET_NULL, related_name="approvals")
+    # The caller when it is not one of our tokens ("jwt:<sub>", "anonymous"): only it may use the approval.
+    subject = models.TextField(blank=True, default="")
     tool = models.CharField(max_length=100)
     # The exact arguments approved: a re-invocation with other arguments is refused.
     arguments_digest = models.CharField(max_length=64)

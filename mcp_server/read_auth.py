@@ -2,10 +2,10 @@
 
 ToolCallAuthMiddleware guards tools/call. Resources (chunk text, item outlines, library names),
 completions (names and uids) and prompts (which resolve library names) read the same data, so they
-need a valid token too. Server metadata stays public: initialize, ping, tools/list, prompts/list,
-resources/templates/list. Any valid token with the "read" scope may read; its tool whitelist does
-not apply here. A token confined to some libraries is refused these methods (403) for now: they do
-not apply the library boundary yet, and refusing keeps the rest invisible.
+need a caller too (principals.identify: a token, a JWT, or anonymous when MCP_ANONYMOUS_READ is on).
+Server metadata stays public: initialize, ping, tools/list, prompts/list, resources/templates/list.
+Any caller with the "read" scope may read (else 403); a token's tool whitelist does not apply here.
+What the caller then sees is cut to its libraries by server.library_boundary_middleware.
 MCP_REQUIRE_AUTH=false turns the check off, as for tools.
 """
 
@@ -21,8 +21,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_server.auth import bearer_token, refusal, resource_metadata_url
 from mcp_server.metrics import AUTH_FAILURES
+from mcp_server.principals import identify
 from mcp_server.request_body import read_body, replay_body
-from mcp_server.services import AuthFailure, AuthResult, authenticate
+from mcp_server.services import AuthFailure
 
 READING_METHODS = frozenset({"resources/list", "resources/read", "completion/complete", "prompts/get"})
 
@@ -37,14 +38,13 @@ def reads_libraries(body: bytes) -> bool:
     return any(isinstance(m, dict) and m.get("method") in READING_METHODS for m in messages)
 
 
-def _check(raw: str | None) -> AuthResult:
+def _check(raw: str | None) -> AuthFailure | None:
     close_old_connections()
     try:
-        result = authenticate(raw)
-        token = result.token
-        if result.ok and token is not None and (not token.has_scope("read") or token.libraries.exists()):
-            return AuthResult(token, AuthFailure.INSUFFICIENT_SCOPE)
-        return result
+        found = identify(raw)
+        if found.principal is not None and not found.principal.has_scope("read"):
+            return AuthFailure.INSUFFICIENT_SCOPE
+        return found.failure
     finally:
         close_old_connections()
 
@@ -59,9 +59,9 @@ class LibraryReadAuthMiddleware:
             return
         body = await read_body(receive)
         if reads_libraries(body):
-            result = await sync_to_async(_check, thread_sensitive=False)(bearer_token(Headers(scope=scope)))
-            if result.failure is not None:
-                AUTH_FAILURES.labels(reason=result.failure.value).inc()
-                await refusal(result.failure, metadata_url=resource_metadata_url(scope))(scope, receive, send)
+            failure = await sync_to_async(_check, thread_sensitive=False)(bearer_token(Headers(scope=scope)))
+            if failure is not None:
+                AUTH_FAILURES.labels(reason=failure.value).inc()
+                await refusal(failure, metadata_url=resource_metadata_url(scope))(scope, receive, send)
                 return
         await self.app(scope, replay_body(body, receive), send)

@@ -1,16 +1,22 @@
-"""The MCP server: our tools, resources, prompts, completions and logging on the SDK's MCPServer."""
+"""The MCP server: our tools, resources, prompts, completions and logging on the SDK's MCPServer.
+
+Every method that reads the libraries does so inside the caller's library boundary: tools in their
+handlers (tools.registry), resources, prompts and completions in library_boundary_middleware.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import anyio.to_thread
+from django.conf import settings
 from django.db import close_old_connections
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     CallToolResult,
     GetPromptResult,
     InputRequiredResult,
@@ -19,13 +25,15 @@ from mcp.types import (
     Resource,
 )
 
-from mcp_server import client_logging, completions, prompts, resources, services
+from mcp_server import client_logging, completions, principals, prompts, resources
+from mcp_server.read_auth import READING_METHODS
 from mcp_server.tools.collections import GET_COLLECTION_CONFIG, LIST_TOPICS
 from mcp_server.tools.concepts import GET_CONCEPT_NEIGHBORS, LIST_CONCEPTS
 from mcp_server.tools.items import DELETE_ITEM, UPSERT_ITEM
 from mcp_server.tools.library import GET_CHUNK, LIST_COLLECTIONS, LIST_ITEMS, LIST_LIBRARIES
 from mcp_server.tools.registry import ToolSpec, build_tool
 from mcp_server.tools.search import SEARCH
+from mnemosyne.library.selectors import library_boundary
 
 SERVER_NAME = "mnemosyne"
 SERVER_VERSION = "0.1.0"
@@ -60,17 +68,53 @@ def callable_tools(raw_token: str | None) -> frozenset[str] | None:
     """The tools a bearer token may call; None (the whole surface) without a valid token."""
     close_old_connections()
     try:
-        result = services.authenticate(raw_token) if raw_token else None
-        if result is None or result.token is None or not result.ok:
+        principal = principals.identify(raw_token).principal if raw_token else None
+        if principal is None:
             return None
-        token = result.token
         return frozenset(
             spec.name
             for spec in TOOL_SPECS
-            if token.allows_tool(spec.name) and token.has_scope("write" if spec.writes else "read")
+            if principal.allows_tool(spec.name) and principal.has_scope("write" if spec.writes else "read")
         )
     finally:
         close_old_connections()
+
+
+def _bearer(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    headers = getattr(ctx.request, "headers", None)
+    scheme, _, raw = (headers.get("authorization", "") if headers is not None else "").partition(" ")
+    return raw.strip() if scheme.lower() == "bearer" and raw.strip() else None
+
+
+def caller_boundary(raw_token: str | None) -> frozenset[int] | None:
+    """The libraries the caller may see (None: every library), as for a tool call."""
+    close_old_connections()
+    try:
+        if raw_token is None and not settings.MCP_REQUIRE_AUTH:
+            return None
+        principal = principals.identify(raw_token).principal
+        if principal is None:
+            if settings.MCP_REQUIRE_AUTH:
+                # The HTTP middleware let it through a moment ago: revoked or expired meanwhile.
+                raise MCPError(INVALID_REQUEST, "the bearer token is no longer valid")
+            return None
+        return principal.library_boundary()
+    finally:
+        close_old_connections()
+
+
+async def library_boundary_middleware(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """Resources, completions and prompts read inside the caller's libraries, as tools do.
+
+    The handlers run in worker threads, which inherit the boundary (a context variable) from here.
+    """
+    if ctx.method not in READING_METHODS:
+        return await call_next(ctx)
+    boundary = await anyio.to_thread.run_sync(caller_boundary, _bearer(ctx))
+    with library_boundary(boundary):
+        return await call_next(ctx)
 
 
 class MnemosyneServer(MCPServer):
@@ -78,9 +122,7 @@ class MnemosyneServer(MCPServer):
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
         # Without a token the whole surface is listed; with one, only what it may call.
-        headers = getattr(ctx.request, "headers", None)
-        scheme, _, raw = (headers.get("authorization", "") if headers is not None else "").partition(" ")
-        raw_token = raw.strip() if scheme.lower() == "bearer" and raw.strip() else None
+        raw_token = _bearer(ctx)
         tools = await self.list_tools()
         if raw_token is None:
             return ListToolsResult(tools=tools)
@@ -126,4 +168,5 @@ def build_server() -> MnemosyneServer:
     prompts.register(server)
     completions.register(server)
     client_logging.install(server)
+    server.middleware.append(library_boundary_middleware)
     return server

@@ -19,6 +19,7 @@ from mnemosyne.library.models import Library
 
 # last_used_at is written at most this often, so a busy token costs no write per call.
 LAST_USED_RESOLUTION = timedelta(minutes=5)
+ACTOR_LENGTH = 150  # MCPAuditEvent.actor's max_length
 
 
 class AuthFailure(enum.StrEnum):
@@ -112,19 +113,26 @@ def extend_token(*, token: MCPToken, days: int, actor: str = "system") -> MCPTok
 
 
 def record_write_call(
-    *, token: MCPToken | None, tool: str, outcome: str, arguments: dict[str, object]
+    *,
+    token: MCPToken | None,
+    tool: str,
+    outcome: str,
+    arguments: dict[str, object],
+    actor: str | None = None,
 ) -> None:
-    """Audit a write-tool call: who (the token's owner), what (tool, argument names), the outcome."""
+    """Audit a write-tool call: who (the token's owner, or `actor`, e.g. "jwt:<sub>"), what (tool,
+    argument names), the outcome."""
+    who = actor or (token.user.get_username() if token is not None else "anonymous")
+    # Argument names only (not values: they may be whole documents).
+    detail: dict[str, object] = {
+        "tool": tool,
+        "outcome": outcome,
+        "arguments": sorted(k for k, v in arguments.items() if v is not None),
+    }
+    if len(who) > ACTOR_LENGTH:
+        detail["actor"] = who  # in full, where the column would cut it
     MCPAuditEvent.objects.create(
-        kind=MCPAuditEvent.Kind.WRITE_TOOL_CALL,
-        token=token,
-        actor=token.user.get_username() if token is not None else "anonymous",
-        # Argument names only (not values: they may be whole documents).
-        detail={
-            "tool": tool,
-            "outcome": outcome,
-            "arguments": sorted(k for k, v in arguments.items() if v is not None),
-        },
+        kind=MCPAuditEvent.Kind.WRITE_TOOL_CALL, token=token, actor=who[:ACTOR_LENGTH], detail=detail
     )
 
 
@@ -205,10 +213,14 @@ def arguments_digest(arguments: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def request_approval(*, token: MCPToken | None, tool: str, arguments: dict[str, Any]) -> MCPApprovalRequest:
+def request_approval(
+    *, token: MCPToken | None, tool: str, arguments: dict[str, Any], subject: str = ""
+) -> MCPApprovalRequest:
+    """Record a pending call; `subject` names a caller without a token row (e.g. "jwt:<sub>")."""
     preview = json.dumps(arguments, sort_keys=True, default=str)
     return MCPApprovalRequest.objects.create(
         token=token,
+        subject=subject,
         tool=tool,
         arguments_digest=arguments_digest(arguments),
         arguments_preview=preview[:APPROVAL_PREVIEW_CHARS],
@@ -227,12 +239,15 @@ def decide_approval(*, request: MCPApprovalRequest, approve: bool, actor: str) -
     return request
 
 
-def use_approval(*, uid: str, token: MCPToken | None, tool: str, arguments: dict[str, Any]) -> bool:
-    """Spend an approved request on this very call (same token, tool, arguments); True at most once."""
+def use_approval(
+    *, uid: str, token: MCPToken | None, tool: str, arguments: dict[str, Any], subject: str = ""
+) -> bool:
+    """Spend an approved request on this very call (same caller, tool, arguments); True at most once."""
     return bool(
         MCPApprovalRequest.objects.filter(
             uid=uid,
             token=token,
+            subject=subject,
             tool=tool,
             arguments_digest=arguments_digest(arguments),
             status=MCPApprovalRequest.Status.APPROVED,

@@ -5,9 +5,10 @@
 /mcp/sse/      legacy SSE (needs a single worker or sticky routing)
 
 Both MCP endpoints check Host and Origin (the SDK's DNS-rebinding protection: ALLOWED_HOSTS,
-MCP_ALLOWED_ORIGINS), refuse bodies over MCP_MAX_REQUEST_BODY_BYTES (413), and need a bearer
-token for tools/call (mcp_server.auth) and for reading resources, prompts and completions
-(mcp_server.read_auth).
+MCP_ALLOWED_ORIGINS), refuse bodies over MCP_MAX_REQUEST_BODY_BYTES (413), and need a caller for
+tools/call (mcp_server.auth) and for reading resources, prompts and completions
+(mcp_server.read_auth): one of our bearer tokens, a JWT from the MCP_JWT_ISSUER identity provider,
+or, with MCP_ANONYMOUS_READ, no token for reads (mcp_server.principals).
 /.well-known/oauth-protected-resource/mcp   RFC 9728 metadata a 401 points at
 /mcp/health    {"status": "ok"} after a database round trip, 503 otherwise
 /metrics       Prometheus

@@ -42,8 +42,34 @@ MCP_MAX_REQUEST_BODY_BYTES = envint("MCP_MAX_REQUEST_BODY_BYTES", 4 * 1024 * 102
 # External base URL (https://mcp.example.com) for the protected-resource metadata a 401 points at;
 # empty: the request's scheme and Host.
 MCP_PUBLIC_BASE_URL = envstr("MCP_PUBLIC_BASE_URL", "")
-# OAuth authorization servers listed in that metadata (issuer URLs); empty: tokens come from the admin.
-MCP_AUTHORIZATION_SERVERS = envlist("MCP_AUTHORIZATION_SERVERS", [])
+# Bearer JWTs from an identity provider (off unless MCP_JWT_ISSUER is set): a token that is not one
+# of ours (mnem_…) is checked against the IdP's JWKS, its issuer and audience (see docs/operations.md).
+MCP_JWT_ISSUER = envstr("MCP_JWT_ISSUER", "").strip()
+MCP_JWT_AUDIENCE = envstr("MCP_JWT_AUDIENCE", "").strip()
+MCP_JWT_JWKS_URL = envstr("MCP_JWT_JWKS_URL", "").strip()
+# Asymmetric only: a shared-secret (HS*) or "none" algorithm would let a JWKS key be used as a secret.
+MCP_JWT_ALGORITHMS = envlist("MCP_JWT_ALGORITHMS", ["RS256", "ES256"])
+MCP_JWT_SCOPE_CLAIM = envstr("MCP_JWT_SCOPE_CLAIM", "scope").strip()
+MCP_JWT_LIBRARIES_CLAIM = envstr("MCP_JWT_LIBRARIES_CLAIM", "mnemosyne_libraries").strip()
+MCP_JWT_JWKS_CACHE_SECONDS = envint("MCP_JWT_JWKS_CACHE_SECONDS", 300, minimum=1, maximum=86_400)
+# An unknown key id refetches the JWKS (key rotation) at most this often, so bogus kids cannot flood the IdP.
+MCP_JWT_JWKS_MIN_REFETCH_SECONDS = envint("MCP_JWT_JWKS_MIN_REFETCH_SECONDS", 30, minimum=0, maximum=3600)
+MCP_JWT_HTTP_TIMEOUT = envfloat("MCP_JWT_HTTP_TIMEOUT", 3.0, minimum=0.1, maximum=60.0)
+MCP_JWT_LEEWAY_SECONDS = envint("MCP_JWT_LEEWAY_SECONDS", 30, minimum=0, maximum=600)
+_JWT_ASYMMETRIC = {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+if MCP_JWT_ISSUER and not (MCP_JWT_AUDIENCE and MCP_JWT_JWKS_URL):
+    raise ImproperlyConfigured("MCP_JWT_ISSUER needs MCP_JWT_AUDIENCE and MCP_JWT_JWKS_URL")
+if not set(MCP_JWT_ALGORITHMS) <= _JWT_ASYMMETRIC or not MCP_JWT_ALGORITHMS:
+    raise ImproperlyConfigured(
+        f"MCP_JWT_ALGORITHMS must name asymmetric algorithms ({', '.join(sorted(_JWT_ASYMMETRIC))}), "
+        f"got {MCP_JWT_ALGORITHMS!r}"
+    )
+# OAuth authorization servers listed in that metadata (issuer URLs); default: the JWT issuer, if any.
+MCP_AUTHORIZATION_SERVERS = envlist("MCP_AUTHORIZATION_SERVERS", [MCP_JWT_ISSUER] if MCP_JWT_ISSUER else [])
+# Without a token, read tools and resources may be used (scope read only), optionally only within
+# these library uids. Off by default; write tools always need a token.
+MCP_ANONYMOUS_READ = envbool("MCP_ANONYMOUS_READ", False)
+MCP_ANONYMOUS_LIBRARIES = envlist("MCP_ANONYMOUS_LIBRARIES", [])
 # Tools that run only once an administrator approves the exact call (e.g. "delete_item").
 MCP_APPROVAL_REQUIRED_TOOLS = envlist("MCP_APPROVAL_REQUIRED_TOOLS", [])
 CHUNK_STORE = envchoice("CHUNK_STORE", "filesystem", ("filesystem", "s3"))

@@ -261,6 +261,13 @@ SETTINGS_VARIABLES = (
     "ALLOWED_HOSTS",
     "PORT",
     "MCP_REQUIRE_AUTH",
+    "MCP_JWT_ISSUER",
+    "MCP_JWT_AUDIENCE",
+    "MCP_JWT_JWKS_URL",
+    "MCP_JWT_ALGORITHMS",
+    "MCP_JWT_JWKS_CACHE_SECONDS",
+    "MCP_ANONYMOUS_READ",
+    "MCP_AUTHORIZATION_SERVERS",
     "CHUNK_STORE",
     "GRAPH_BACKEND",
     "EMBEDDING_MODEL",
@@ -304,6 +311,15 @@ def import_settings(
         ({"CHUNK_STORE": "s3"}, "CHUNK_STORE"),
         ({"GRAPH_BACKEND": "sqlite"}, "GRAPH_BACKEND"),
         ({"MCP_REQUIRE_AUTH": "perhaps"}, "MCP_REQUIRE_AUTH"),
+        ({"MCP_JWT_ISSUER": "https://idp.example/"}, "MCP_JWT_ISSUER"),
+        (
+            {"MCP_JWT_ISSUER": "https://idp.example/", "MCP_JWT_AUDIENCE": "mcp", "MCP_JWT_JWKS_URL": "x"}
+            | {"MCP_JWT_ALGORITHMS": "RS256,HS256"},
+            "MCP_JWT_ALGORITHMS",
+        ),
+        ({"MCP_JWT_ALGORITHMS": "none"}, "MCP_JWT_ALGORITHMS"),
+        ({"MCP_JWT_JWKS_CACHE_SECONDS": "0"}, "MCP_JWT_JWKS_CACHE_SECONDS"),
+        ({"MCP_ANONYMOUS_READ": "sometimes"}, "MCP_ANONYMOUS_READ"),
         ({"LOG_LEVEL": "loud"}, "LOG_LEVEL"),
         ({"DEBUG": "false", "SECRET_KEY": None}, "SECRET_KEY"),
         ({"DEBUG": "false", "SECRET_KEY": ""}, "SECRET_KEY"),
@@ -370,4 +386,24 @@ def test_the_settings_module_reads_each_value_from_the_environment() -> None:
         "overlap": 99,
         "db": "127.0.0.1",
         "age": 0,
+    }
+
+
+def test_jwt_settings_name_the_issuer_as_the_authorization_server_and_anonymous_reads_stay_off() -> None:
+    code = (
+        "import json, mnemosyne, mnemosyne.settings as s; "
+        "print(json.dumps({'servers': s.MCP_AUTHORIZATION_SERVERS, 'algorithms': s.MCP_JWT_ALGORITHMS, "
+        "'anonymous': s.MCP_ANONYMOUS_READ}))"
+    )
+    jwt: dict[str, str | None] = {
+        "MCP_JWT_ISSUER": "https://idp.example/",
+        "MCP_JWT_AUDIENCE": "https://mcp.example/mcp",
+        "MCP_JWT_JWKS_URL": "https://idp.example/jwks.json",
+    }
+    result = import_settings(jwt, code=code)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == {
+        "servers": ["https://idp.example/"],
+        "algorithms": ["RS256", "ES256"],
+        "anonymous": False,
     }

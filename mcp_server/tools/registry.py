@@ -11,10 +11,11 @@
 - every call is counted and timed, logged to the client (notifications/message,
   see client_logging), and the thread's database connection is recycled the way
   Django does around a request;
-- the caller's token is looked up again from the Authorization header (one
-  indexed query) in the worker thread, so the tool reads only inside the token's
-  libraries (selectors.library_boundary), and every write-tool call leaves an
-  audit row with its outcome.
+- the caller is identified again from the Authorization header (principals.identify:
+  one indexed query for our tokens, a cached-key signature check for a JWT) in the
+  worker thread, so the tool reads only inside the caller's libraries
+  (selectors.library_boundary), and every write-tool call leaves an audit row
+  naming the caller (token owner or "jwt:<sub>") with its outcome.
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mcp_server import client_logging, services, tokens
+from mcp_server import client_logging, principals, services, tokens
 from mcp_server.cursors import InvalidCursor
 from mcp_server.metrics import AUTH_FAILURES, TOOL_DURATION, TOOL_INVOCATIONS
 from mcp_server.models import MCPToken
+from mcp_server.principals import Principal
 from mnemosyne.graph import GraphError
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import LibraryError, NotFound
@@ -131,16 +133,14 @@ class _Signing:
     timestamp: str | None
 
 
-def _caller(raw_token: str | None) -> MCPToken | None:
-    """The calling token (the HTTP middleware has checked it); refuses when one is needed and gone."""
+def _caller(raw_token: str | None) -> Principal | None:
+    """The caller (the HTTP middleware has checked it); refuses when one is needed and gone."""
     if raw_token is None and not settings.MCP_REQUIRE_AUTH:
         return None
-    result = services.authenticate(raw_token)
-    if result.ok:
-        return result.token
-    if settings.MCP_REQUIRE_AUTH:
+    principal = principals.identify(raw_token).principal
+    if principal is None and settings.MCP_REQUIRE_AUTH:
         raise _Failure("the bearer token is no longer valid")
-    return None
+    return principal
 
 
 def _run(
@@ -152,13 +152,14 @@ def _run(
 ) -> _Answer:
     """The tool, its text and its attachments: all in a worker thread, where the ORM may run."""
     close_old_connections()
-    token = None
+    caller = None
     outcome = "error"
     try:
-        token = _caller(raw_token)
-        with library_boundary(services.library_boundary_of(token)):
+        caller = _caller(raw_token)
+        token = caller.token if caller is not None else None
+        with library_boundary(caller.library_boundary() if caller is not None else None):
             _check_uids_visible(kwargs)
-            _check_approval(spec.name, token, kwargs, approval_id)
+            _check_approval(spec.name, caller, kwargs, approval_id)
             nonce, timestamp = _check_nonce(token, signing)
             result = spec.fn(**kwargs)
             attachments = spec.attachments(result) if spec.attachments else []
@@ -189,7 +190,7 @@ def _run(
         raise _Failure("the concept graph is unavailable right now; try again shortly") from None
     finally:
         if spec.writes:
-            _audit_write(token, spec.name, outcome, kwargs)
+            _audit_write(caller, spec.name, outcome, kwargs)
         close_old_connections()
 
 
@@ -215,12 +216,19 @@ def _check_nonce(token: MCPToken | None, signing: _Signing | None) -> tuple[str,
 
 
 def _check_approval(
-    tool: str, token: MCPToken | None, kwargs: dict[str, Any], approval_id: str | None
+    tool: str, caller: Principal | None, kwargs: dict[str, Any], approval_id: str | None
 ) -> None:
-    """A tool in MCP_APPROVAL_REQUIRED_TOOLS runs only on an approved request for this very call, once."""
+    """A tool in MCP_APPROVAL_REQUIRED_TOOLS runs only on an approved request for this very call, once.
+
+    The approval belongs to the caller who asked: the same token, or the same JWT subject.
+    """
     if tool not in getattr(settings, "MCP_APPROVAL_REQUIRED_TOOLS", []):
         return
-    if approval_id and services.use_approval(uid=approval_id, token=token, tool=tool, arguments=kwargs):
+    token = caller.token if caller is not None else None
+    subject = caller.subject if caller is not None else ""
+    if approval_id and services.use_approval(
+        uid=approval_id, token=token, subject=subject, tool=tool, arguments=kwargs
+    ):
         return
     AUTH_FAILURES.labels(reason=services.AuthFailure.APPROVAL_PENDING.value).inc()
     if approval_id:
@@ -228,7 +236,7 @@ def _check_approval(
             f"approval {approval_id!r} is not an approved, unused approval of this call "
             "(same token, tool and arguments); call without it to ask again"
         )
-    request = services.request_approval(token=token, tool=tool, arguments=kwargs)
+    request = services.request_approval(token=token, subject=subject, tool=tool, arguments=kwargs)
     raise _Failure(
         f"{tool} needs an administrator's approval: request {request.uid} is pending. Once it is "
         f"approved, call again with the same arguments and the HTTP header Mcp-Approval-Id: "
@@ -261,9 +269,15 @@ def _check_uids_visible(kwargs: dict[str, Any]) -> None:
             raise NotFound(kind, uid)
 
 
-def _audit_write(token: MCPToken | None, tool: str, outcome: str, kwargs: dict[str, Any]) -> None:
+def _audit_write(caller: Principal | None, tool: str, outcome: str, kwargs: dict[str, Any]) -> None:
     try:
-        services.record_write_call(token=token, tool=tool, outcome=outcome, arguments=kwargs)
+        services.record_write_call(
+            token=caller.token if caller is not None else None,
+            actor=caller.actor if caller is not None else None,
+            tool=tool,
+            outcome=outcome,
+            arguments=kwargs,
+        )
     except Exception:
         logger.exception("could not record the audit row for %s", tool)
 

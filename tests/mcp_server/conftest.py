@@ -1,4 +1,5 @@
-"""Servers beyond the shared live_server_url: other settings, several workers; and Node.js tools."""
+"""Servers beyond the shared live_server_url: other settings, several workers, an identity provider;
+and Node.js tools."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from mcp_server.services import create_token
 from mnemosyne.ingestion.embedding import Embedder
 from mnemosyne.library.models import Collection, Library
 from tests.conftest import ingest_fixture_docs
+from tests.mcp_server.jwks_server import AUDIENCE, ISSUER, JWKSServer, ec_key, jwks_server, rsa_key
 from tests.servers import ROOT, uvicorn_server
 
 NODE_MODULES = ROOT / "node_modules"
@@ -36,6 +38,36 @@ def configured_server_url(django_db_setup, django_db_blocker, shared_data_dir: P
         django_db_blocker.unblock(),
         uvicorn_server(shared_data_dir, env=env, workers=2, log_name="configured") as url,
     ):
+        yield url
+
+
+# The library anonymous callers of identity_server_url are confined to (made by the tests that need it).
+PUBLIC_LIBRARY_UID = "lib_public0000000000"
+
+
+@pytest.fixture(scope="session")
+def idp() -> Iterator[JWKSServer]:
+    """A local identity provider's JWKS over HTTP, publishing one RSA and one EC key to start with."""
+    with jwks_server(rsa_key("rsa-1"), ec_key("ec-1")) as state:
+        yield state
+
+
+@pytest.fixture(scope="session")
+def identity_server_url(
+    django_db_setup, django_db_blocker, shared_data_dir: Path, idp: JWKSServer
+) -> Iterator[str]:
+    """JWT bearer tokens from `idp`, and anonymous reads confined to PUBLIC_LIBRARY_UID."""
+    env = {
+        "MCP_JWT_ISSUER": ISSUER,
+        "MCP_JWT_AUDIENCE": AUDIENCE,
+        "MCP_JWT_JWKS_URL": idp.url,
+        "MCP_JWT_JWKS_CACHE_SECONDS": "3600",
+        # Every unknown key id may refetch, so a rotation is seen at once (the interval is unit-tested).
+        "MCP_JWT_JWKS_MIN_REFETCH_SECONDS": "0",
+        "MCP_ANONYMOUS_READ": "true",
+        "MCP_ANONYMOUS_LIBRARIES": PUBLIC_LIBRARY_UID,
+    }
+    with django_db_blocker.unblock(), uvicorn_server(shared_data_dir, env=env, log_name="identity") as url:
         yield url
 
 

@@ -74,3 +74,19 @@ def test_a_rejected_request_cannot_be_used(corpus: tuple[Library, Collection]) -
     decide_approval(request=request, approve=True, actor="someone-later")
     assert request.status == MCPApprovalRequest.Status.REJECTED and request.decided_by == "admin"
     assert not use_approval(uid=request.uid, token=token, tool="delete_item", arguments={"item_uid": "itm_a"})
+
+
+def test_an_approval_asked_for_by_a_jwt_subject_works_only_for_that_subject() -> None:
+    arguments = {"item_uid": "itm_a", "dry_run": False}
+    request = request_approval(token=None, subject="jwt:alice", tool="delete_item", arguments=arguments)
+    decide_approval(request=request, approve=True, actor="admin")
+    for stranger in ("jwt:mallory", "anonymous", ""):
+        assert not use_approval(
+            uid=request.uid, token=None, subject=stranger, tool="delete_item", arguments=arguments
+        )
+    assert use_approval(
+        uid=request.uid, token=None, subject="jwt:alice", tool="delete_item", arguments=arguments
+    )
+    assert not use_approval(
+        uid=request.uid, token=None, subject="jwt:alice", tool="delete_item", arguments=arguments
+    )

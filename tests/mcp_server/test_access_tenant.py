@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from mcp_server.services import create_token
 from mnemosyne.ingestion.embedding import Embedder
 from mnemosyne.library.models import Chunk, Item
 from tests.conftest import ingest_fixture_docs
-from tests.mcp_server.clients import call_all, post, rpc
+from tests.mcp_server.clients import call_all, post, rpc, sse_payload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -134,27 +135,132 @@ def test_a_foreign_uid_gives_the_same_error_as_a_missing_one(
     assert Item.objects.filter(collection=tenants["their_collection"], title="Planted").count() == 0
 
 
+def result_of(base: str, raw: str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    response = post(base, rpc(method, params), raw)
+    assert response.status_code == 200, response.text
+    return sse_payload(response)
+
+
+def complete(base: str, raw: str, ref: dict[str, str], name: str, value: str = "") -> list[str]:
+    params = {"ref": ref, "argument": {"name": name, "value": value}}
+    values: list[str] = result_of(base, raw, "completion/complete", params)["result"]["completion"]["values"]
+    return values
+
+
+def test_resources_show_a_confined_token_only_its_libraries(
+    live_server_url: str, tenants: dict[str, Any]
+) -> None:
+    mine, theirs = tenants["mine"], tenants["theirs"]
+    raw = tenants["confined"]
+    listed = result_of(live_server_url, raw, "resources/list")["result"]["resources"]
+    assert {r["uri"] for r in listed} == {"mnemosyne://libraries", f"mnemosyne://library/{mine.uid}"}
+    everything = result_of(live_server_url, raw, "resources/read", {"uri": "mnemosyne://libraries"})
+    (contents,) = everything["result"]["contents"]
+    assert [lib["uid"] for lib in json.loads(contents["text"])["libraries"]] == [mine.uid]
+    assert theirs.uid not in str(everything) and tenants["their_collection"].uid not in str(everything)
+    my_chunk = Chunk.objects.filter(library=mine).first()
+    assert my_chunk is not None
+    read = result_of(live_server_url, raw, "resources/read", {"uri": f"mnemosyne://chunk/{my_chunk.uid}"})
+    assert my_chunk.uid in read["result"]["contents"][0]["text"]
+
+
 @pytest.mark.parametrize(
-    "message",
+    ("template", "key"),
     [
-        rpc("resources/read", {"uri": "mnemosyne://libraries"}),
-        rpc("resources/list"),
-        rpc(
-            "completion/complete",
-            {
-                "ref": {"type": "ref/prompt", "name": "cite-sources"},
-                "argument": {"name": "library", "value": ""},
-            },
-        ),
+        ("mnemosyne://library/{}", "theirs"),
+        ("mnemosyne://item/{}", "their_item"),
+        ("mnemosyne://chunk/{}", "their_chunk"),
     ],
 )
-def test_a_confined_token_is_refused_the_methods_without_a_boundary(
-    live_server_url: str, tenants: dict[str, Any], message: dict[str, Any]
+def test_a_foreign_resource_gives_the_same_error_as_a_missing_one(
+    live_server_url: str, tenants: dict[str, Any], template: str, key: str
 ) -> None:
-    response = post(live_server_url, message, tenants["confined"])
-    assert response.status_code == 403
-    assert response.json()["error"] == "insufficient_scope"
-    assert tenants["theirs"].uid not in response.text
+    foreign = tenants[key].uid
+    missing = foreign[:4] + "0" * (len(foreign) - 4)
+    errors = [
+        result_of(live_server_url, tenants["confined"], "resources/read", {"uri": template.format(uid)})[
+            "error"
+        ]
+        for uid in (foreign, missing)
+    ]
+    assert json.dumps(errors[0]).replace(foreign, "<uid>") == json.dumps(errors[1]).replace(missing, "<uid>")
+    # A token that sees every library does read it.
+    seen = result_of(
+        live_server_url, tenants["everything"], "resources/read", {"uri": template.format(foreign)}
+    )
+    assert "result" in seen
+
+
+def test_completions_offer_a_confined_token_only_its_libraries(
+    live_server_url: str, tenants: dict[str, Any]
+) -> None:
+    base, raw = live_server_url, tenants["confined"]
+    prompt = {"type": "ref/prompt", "name": "cite-sources"}
+    assert complete(base, raw, prompt, "library") == ["Handbook"]
+    assert complete(base, raw, prompt, "collection") == ["guides"]
+    assert complete(base, raw, prompt, "collection", "va") == []
+    assert complete(base, tenants["everything"], prompt, "collection", "va") == ["vault"]
+    template = {"type": "ref/resource", "uri": "mnemosyne://library/{library_uid}"}
+    assert complete(base, raw, template, "library_uid") == [tenants["mine"].uid]
+    item_template = {"type": "ref/resource", "uri": "mnemosyne://item/{item_uid}"}
+    items = complete(base, raw, item_template, "item_uid")
+    assert items and set(items) <= set(
+        Item.objects.filter(collection__library=tenants["mine"]).values_list("uid", flat=True)
+    )
+    chunk_template = {"type": "ref/resource", "uri": "mnemosyne://chunk/{chunk_uid}"}
+    assert tenants["their_chunk"].uid not in complete(base, raw, chunk_template, "chunk_uid", "chk_")
+
+
+@pytest.mark.parametrize("argument", ["library", "collection"])
+def test_prompts_resolve_only_a_confined_tokens_libraries(
+    live_server_url: str, tenants: dict[str, Any], argument: str
+) -> None:
+    foreign = tenants["theirs" if argument == "library" else "their_collection"].uid
+    missing = foreign[:4] + "0" * (len(foreign) - 4)
+    errors = [
+        result_of(
+            live_server_url,
+            tenants["confined"],
+            "prompts/get",
+            {"name": "cite-sources", "arguments": {"question": "How?", argument: uid}},
+        )["error"]
+        for uid in (foreign, missing)
+    ]
+    assert json.dumps(errors[0]).replace(foreign, "<uid>") == json.dumps(errors[1]).replace(missing, "<uid>")
+    by_name = result_of(
+        live_server_url,
+        tenants["confined"],
+        "prompts/get",
+        {
+            "name": "cite-sources",
+            "arguments": {"question": "How?", argument: "Secret" if argument == "library" else "vault"},
+        },
+    )
+    assert "error" in by_name and foreign not in str(by_name)
+    mine = result_of(
+        live_server_url,
+        tenants["confined"],
+        "prompts/get",
+        {"name": "cite-sources", "arguments": {"question": "How?", "library": "Handbook"}},
+    )
+    assert tenants["mine"].uid in str(mine["result"])
+
+
+def test_concept_weights_count_only_chunks_inside_the_boundary(
+    live_server_url: str, tenants: dict[str, Any]
+) -> None:
+    # The same documents sit in both libraries, so every co-occurrence outside doubles the weight.
+    (concepts,) = call_all(live_server_url, tenants["confined"], [("list_concepts", {"limit": 5})])
+    for entry in concepts.structured_content["concepts"]:
+        arguments = {"concept": entry["concept"], "limit": 100}
+        (inside,) = call_all(live_server_url, tenants["confined"], [("get_concept_neighbors", arguments)])
+        (everywhere,) = call_all(
+            live_server_url, tenants["everything"], [("get_concept_neighbors", arguments)]
+        )
+        weights_inside = {n["concept"]: n["weight"] for n in inside.structured_content["neighbors"]}
+        weights_everywhere = {n["concept"]: n["weight"] for n in everywhere.structured_content["neighbors"]}
+        assert weights_inside == {key: weight // 2 for key, weight in weights_everywhere.items()}
+        assert all(weight % 2 == 0 for weight in weights_everywhere.values())
 
 
 def test_a_cursor_does_not_reach_across_the_boundary(live_server_url: str, tenants: dict[str, Any]) -> None:
