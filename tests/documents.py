@@ -85,3 +85,25 @@ def report_pdf() -> bytes:
         images={1: ("FlateDecode", zlib.compress(red.tobytes()), 4, 3), 2: ("DCTDecode", jpeg_bytes(), 8, 8)},
         title="Tidal Report",
     )
+
+
+def outlined_pdf() -> bytes:
+    """A three-page report with an outline (bookmarks), one section starting mid-page and one entry
+    whose title is not on its page, written into report-like pages by pypdf's writer."""
+    from pypdf import PdfReader, PdfWriter
+
+    plain = pdf_bytes(
+        [
+            ["1 Tides", "Tides rise twice a day.", "The moon drives them."],
+            ["Barrages hold back water.", "1.1 Barrages", "A barrage spans the estuary mouth."],
+            ["Turbines turn in the stream.", "They resemble wind turbines."],
+        ],
+        title="Outlined Report",
+    )
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(plain)))
+    tides = writer.add_outline_item(title="1 Tides", page_number=0)
+    writer.add_outline_item(title="1.1 Barrages", page_number=1, parent=tides)
+    writer.add_outline_item(title="2 Power generation", page_number=2)  # not printed on page 3
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

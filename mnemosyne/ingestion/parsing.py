@@ -54,6 +54,15 @@ class ImageAsset:
 
 
 @dataclass(frozen=True)
+class Heading:
+    """A heading known apart from the text (a PDF's outline): where its section starts in `text`."""
+
+    offset: int
+    level: int
+    title: str
+
+
+@dataclass(frozen=True)
 class ParsedDocument:
     title: str
     item_type: str
@@ -62,6 +71,8 @@ class ParsedDocument:
     # Offset in `text` where page i+1 starts; empty when the format has no pages.
     page_starts: tuple[int, ...] = ()
     images: tuple[ImageAsset, ...] = ()
+    # Sections of a paged document, in text order (Markdown-like text carries its own headings).
+    headings: tuple[Heading, ...] = ()
 
 
 def parse_file(path: Path) -> ParsedDocument:

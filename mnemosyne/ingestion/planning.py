@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from mnemosyne.ingestion.chunking import SECTION_SEPARATOR, ChunkSpan, assign_pages, chunk_text
-from mnemosyne.ingestion.parsing import ImageAsset, ParsedDocument
+from mnemosyne.ingestion.parsing import Heading, ImageAsset, ParsedDocument
 
 # Characters of surrounding text kept with an image's caption.
 IMAGE_CONTEXT_CHARS = 300
@@ -69,10 +69,18 @@ def plan_chunks(
 def _chunk_by_page(
     parsed: ParsedDocument, *, max_tokens: int, overlap_tokens: int, count_tokens: Callable[[str], int]
 ) -> list[ChunkSpan]:
-    """Chunks never cross a page boundary, so every chunk cites exactly one page."""
+    """Chunks never cross a page boundary or a section start (the PDF's outline), so every chunk
+    cites exactly one page and one section."""
     spans: list[ChunkSpan] = []
-    bounds = [*parsed.page_starts, len(parsed.text)]
-    for page, (start, end) in enumerate(itertools.pairwise(bounds), start=1):
+    sections = section_starts(parsed.headings)
+    bounds = sorted(
+        {*parsed.page_starts, len(parsed.text)}
+        | {offset for offset, _ in sections if 0 < offset < len(parsed.text)}
+    )
+    offsets = [offset for offset, _ in sections]
+    for start, end in itertools.pairwise(bounds):
+        at = bisect.bisect_right(offsets, start) - 1
+        path = sections[at][1] if at >= 0 else ""
         for span in chunk_text(
             parsed.text[start:end],
             max_tokens=max_tokens,
@@ -81,9 +89,26 @@ def _chunk_by_page(
             markdown=parsed.markdown,
         ):
             spans.append(
-                replace(span, char_start=span.char_start + start, char_end=span.char_end + start, page=page)
+                replace(
+                    span,
+                    char_start=span.char_start + start,
+                    char_end=span.char_end + start,
+                    section_path=path or span.section_path,
+                )
             )
     return assign_pages(spans, parsed.page_starts)
+
+
+def section_starts(headings: Sequence[Heading]) -> list[tuple[int, str]]:
+    """(offset, section path) where each heading's section starts, the path nesting by level."""
+    stack: list[Heading] = []
+    starts = []
+    for heading in headings:
+        while stack and stack[-1].level >= heading.level:
+            stack.pop()
+        stack.append(heading)
+        starts.append((heading.offset, SECTION_SEPARATOR.join(entry.title for entry in stack)))
+    return starts
 
 
 def _image_chunk(

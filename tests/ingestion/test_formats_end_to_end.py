@@ -12,7 +12,7 @@ from mnemosyne.library.models import Chunk, ChunkKind
 from mnemosyne.library.selectors import chunk_image
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.search.service import SearchRequest, search
-from tests.documents import png_bytes, report_pdf
+from tests.documents import outlined_pdf, png_bytes, report_pdf
 
 pytestmark = pytest.mark.django_db
 
@@ -22,12 +22,13 @@ def reports(tmp_path: Path, embedder: Embedder) -> Path:
     root = tmp_path / "reports"
     root.mkdir()
     (root / "tidal.pdf").write_bytes(report_pdf())
+    (root / "outlined.pdf").write_bytes(outlined_pdf())
     (root / "barrage-photo.png").write_bytes(
         png_bytes(Description="Aerial photo of the tidal barrage at dawn")
     )
     collection = ensure_collection(library=ensure_library(name="Energy"), name="reports")
     summary = ingest_paths([root], collection=collection, report=lambda line: None, embedder=embedder)
-    assert summary.counts()["created"] == 2, summary.skipped
+    assert summary.counts()["created"] == 3, summary.skipped
     return root
 
 
@@ -38,6 +39,15 @@ def test_a_pdf_hit_cites_its_page(reports: Path, embedder: Embedder) -> None:
     assert best.page == 3
     pages = set(Chunk.objects.filter(item=best.item, kind=ChunkKind.TEXT).values_list("page", flat=True))
     assert pages <= {1, 2, 3} and 1 in pages
+
+
+def test_a_pdf_hit_cites_the_section_its_outline_names(reports: Path, embedder: Embedder) -> None:
+    hits = search(
+        SearchRequest(query="a barrage across the estuary mouth", include_images=False), embedder=embedder
+    ).hits
+    best = hits[0].chunk
+    assert best.item.title == "Outlined Report"
+    assert (best.page, best.section_path) == (2, "1 Tides › 1.1 Barrages")
 
 
 def test_images_become_searchable_image_chunks(reports: Path, embedder: Embedder) -> None:

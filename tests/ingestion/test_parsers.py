@@ -16,7 +16,7 @@ from pypdf import PageObject, PdfReader, PdfWriter
 from mnemosyne.ingestion.chunking import SECTION_SEPARATOR, ChunkSpan, assign_pages, chunk_text
 from mnemosyne.ingestion.parsers import pdf
 from mnemosyne.ingestion.parsing import UnreadableFile, parse_bytes
-from tests.documents import jpeg_bytes, pdf_bytes, png_bytes, report_pdf
+from tests.documents import jpeg_bytes, outlined_pdf, pdf_bytes, png_bytes, report_pdf
 
 
 def count_words(text: str) -> int:
@@ -298,3 +298,22 @@ def test_a_zip_that_is_not_a_word_document_is_unreadable() -> None:
         archive.writestr("hello.txt", "hi")
     with pytest.raises(UnreadableFile, match="not a readable DOCX file"):
         parse_bytes(buffer.getvalue(), filename="fake.docx")
+
+
+def test_a_pdf_outline_gives_headings_where_their_titles_are_printed() -> None:
+    parsed = parse_bytes(outlined_pdf(), filename="outlined.pdf")
+    assert [(h.level, h.title) for h in parsed.headings] == [
+        (1, "1 Tides"),
+        (2, "1.1 Barrages"),
+        (1, "2 Power generation"),
+    ]
+    tides, barrages, power = parsed.headings
+    assert parsed.text[tides.offset :].startswith("1 Tides")
+    assert parsed.text[barrages.offset :].startswith("1.1 Barrages")
+    assert parsed.page_starts[1] < barrages.offset < parsed.page_starts[2]
+    # A title not printed on its page starts its section at the top of that page.
+    assert power.offset == parsed.page_starts[2]
+
+
+def test_a_pdf_without_an_outline_has_no_headings() -> None:
+    assert parse_bytes(report_pdf(), filename="report.pdf").headings == ()

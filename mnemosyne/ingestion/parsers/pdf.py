@@ -1,6 +1,9 @@
-"""PDF files through pypdf: text page by page, where each page starts, and the embedded images.
+"""PDF files through pypdf: text page by page, where each page starts, the outline and the embedded images.
 
-PDFs carry no reliable headings, so the text is plain (not Markdown) and chunks get no section path.
+A PDF's text carries no reliable heading markup, so it is plain (not Markdown). Its outline (the
+bookmarks most producers write) names the sections: each entry becomes a Heading at the place its
+title appears on its destination page (or at that page's start), so chunks get a section path.
+A PDF without an outline gives chunks no section path.
 """
 
 from __future__ import annotations
@@ -8,14 +11,21 @@ from __future__ import annotations
 import io
 import logging
 import re
+from collections.abc import Iterator
 
 from pypdf import PageObject, PasswordType, PdfReader
 from pypdf.errors import DependencyError, PdfReadError
-from pypdf.generic import DictionaryObject
+from pypdf.generic import Destination, DictionaryObject
 
 from mnemosyne.ingestion.chunking import normalise_text
 from mnemosyne.ingestion.parsers.image_data import check_dimensions, embedded_image
-from mnemosyne.ingestion.parsing import ImageAsset, ParsedDocument, UnreadableFile, title_from_filename
+from mnemosyne.ingestion.parsing import (
+    Heading,
+    ImageAsset,
+    ParsedDocument,
+    UnreadableFile,
+    title_from_filename,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +42,7 @@ def parse_pdf(data: bytes, *, filename: str) -> ParsedDocument:
     if len(reader.pages) > MAX_PDF_PAGES:
         logger.warning("%s has %d pages; reading the first %d", filename, len(reader.pages), MAX_PDF_PAGES)
     parts: list[str] = []
+    page_texts: list[str] = []
     page_starts: list[int] = []
     images: list[ImageAsset] = []
     length = 0
@@ -42,6 +53,7 @@ def parse_pdf(data: bytes, *, filename: str) -> ParsedDocument:
             length += len(PAGE_SEPARATOR)
         # An empty page starts where the next page's text will; a chunk is never placed on it.
         page_starts.append(length)
+        page_texts.append(page_text)
         images.extend(_page_images(page, number=index + 1, page_text=page_text, page_start=length))
         if page_text:
             parts.append(page_text)
@@ -56,6 +68,7 @@ def parse_pdf(data: bytes, *, filename: str) -> ParsedDocument:
         markdown=False,
         page_starts=tuple(page_starts),
         images=tuple(images),
+        headings=_outline_headings(reader, page_starts, page_texts),
     )
 
 
@@ -73,6 +86,48 @@ def _open(data: bytes) -> PdfReader:
         if opened == PasswordType.NOT_DECRYPTED:
             raise UnreadableFile("encrypted PDF (it needs a password to open)")
     return reader
+
+
+def _outline_headings(
+    reader: PdfReader, page_starts: list[int], page_texts: list[str]
+) -> tuple[Heading, ...]:
+    """The outline's entries as headings in text order; () when there is none or it cannot be read."""
+    try:
+        entries = list(_walk_outline(reader, reader.outline, level=1))
+    except Exception:
+        # A damaged outline costs the section paths, never the text.
+        logger.warning("cannot read the PDF's outline", exc_info=True)
+        return ()
+    headings = []
+    for level, title, page in entries:
+        if not 0 <= page < len(page_starts):
+            continue
+        found = _find_title(page_texts[page], title)
+        headings.append(Heading(offset=page_starts[page] + max(found, 0), level=level, title=title))
+    # Stable: entries at one offset keep their outline order (a chapter before its first section).
+    return tuple(sorted(headings, key=lambda heading: heading.offset))
+
+
+def _walk_outline(reader: PdfReader, outline: list[object], *, level: int) -> Iterator[tuple[int, str, int]]:
+    """(level, title, 0-based page) for each outline entry, depth first; a nested list holds the
+    children of the entry before it."""
+    for entry in outline:
+        if isinstance(entry, list):
+            yield from _walk_outline(reader, entry, level=level + 1)
+        elif isinstance(entry, Destination):
+            title = " ".join(str(entry.title or "").replace("\x00", "").split())
+            page = reader.get_destination_page_number(entry)
+            if title and page is not None:
+                yield level, title, page
+
+
+def _find_title(page_text: str, title: str) -> int:
+    """Where a heading's title starts on its page (whitespace and case aside), or -1."""
+    words = [re.escape(word) for word in title.split()]
+    if not words:
+        return -1
+    match = re.search(r"\s+".join(words), page_text, re.IGNORECASE)
+    return match.start() if match else -1
 
 
 def _metadata_title(reader: PdfReader) -> str:

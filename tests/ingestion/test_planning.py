@@ -1,0 +1,55 @@
+"""Planning a paged document's chunks: never across a page or a section start, with page and section."""
+
+from __future__ import annotations
+
+from mnemosyne.ingestion.parsing import Heading, ParsedDocument, parse_bytes
+from mnemosyne.ingestion.planning import plan_chunks, section_starts
+from tests.documents import outlined_pdf
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def test_outlined_pdf_chunks_cite_page_and_section() -> None:
+    parsed = parse_bytes(outlined_pdf(), filename="outlined.pdf")
+    planned = plan_chunks(parsed, max_tokens=200, overlap_tokens=0, count_tokens=words)
+    cited = [(chunk.span.page, chunk.span.section_path, chunk.span.text.split("\n")[0]) for chunk in planned]
+    assert cited == [
+        (1, "1 Tides", "1 Tides"),
+        (2, "1 Tides", "Barrages hold back water."),
+        (2, "1 Tides › 1.1 Barrages", "1.1 Barrages"),
+        (3, "2 Power generation", "Turbines turn in the stream."),
+    ]
+    for chunk in planned:
+        assert parsed.text[chunk.span.char_start : chunk.span.char_end] == chunk.span.text
+    # The section is part of what is embedded and indexed.
+    assert planned[2].header == "Outlined Report › 1 Tides › 1.1 Barrages"
+
+
+def test_section_paths_nest_by_level_and_close_at_the_same_level() -> None:
+    headings = [Heading(0, 1, "A"), Heading(5, 2, "A.1"), Heading(9, 3, "A.1.a"), Heading(12, 2, "A.2")]
+    assert section_starts([*headings, Heading(20, 1, "B")]) == [
+        (0, "A"),
+        (5, "A › A.1"),
+        (9, "A › A.1 › A.1.a"),
+        (12, "A › A.2"),
+        (20, "B"),
+    ]
+
+
+def test_text_before_the_first_heading_has_no_section() -> None:
+    text = "Preface text.\n\nChapter one text."
+    parsed = ParsedDocument(
+        title="Book",
+        item_type="pdf",
+        text=text,
+        markdown=False,
+        page_starts=(0,),
+        headings=(Heading(text.index("Chapter"), 1, "Chapter one"),),
+    )
+    planned = plan_chunks(parsed, max_tokens=200, overlap_tokens=0, count_tokens=words)
+    assert [(chunk.span.section_path, chunk.span.text) for chunk in planned] == [
+        ("", "Preface text."),
+        ("Chapter one", "Chapter one text."),
+    ]
