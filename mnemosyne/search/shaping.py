@@ -14,17 +14,18 @@ SHINGLE_WORDS = 4
 NEAR_DUPLICATE_JACCARD = 0.8
 
 
-def shingles(text: str, size: int = SHINGLE_WORDS) -> frozenset[str]:
+def shingles(text: str, size: int = SHINGLE_WORDS) -> frozenset[tuple[str, ...]]:
     words = _WORD.findall(text.lower())
     if len(words) <= size:
-        return frozenset([" ".join(words)]) if words else frozenset()
-    return frozenset(" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
+        return frozenset([tuple(words)]) if words else frozenset()
+    return frozenset(zip(*(words[start:] for start in range(size)), strict=False))
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def jaccard(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:
     if not a and not b:
         return 1.0
-    return len(a & b) / len(a | b)
+    common = len(a & b)
+    return common / (len(a) + len(b) - common)
 
 
 def collapse_near_duplicates(
@@ -35,11 +36,16 @@ def collapse_near_duplicates(
     Returns the kept indices and, for each kept index, the indices folded into it.
     """
     kept: list[int] = []
-    kept_shingles: list[frozenset[str]] = []
+    kept_shingles: list[frozenset[tuple[str, ...]]] = []
     folded: dict[int, list[int]] = {}
     for index, text in enumerate(texts):
         current = shingles(text)
+        size = len(current)
         for position, other in enumerate(kept_shingles):
+            # Jaccard is at most the ratio of the smaller set to the larger: skip hopeless pairs.
+            smaller, larger = sorted((size, len(other)))
+            if smaller < threshold * larger:
+                continue
             if jaccard(current, other) >= threshold:
                 folded.setdefault(kept[position], []).append(index)
                 break

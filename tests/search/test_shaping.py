@@ -29,10 +29,20 @@ def test_different_texts_are_all_kept() -> None:
 
 
 def test_shingles_and_jaccard() -> None:
-    assert shingles("a b") == frozenset({"a b"})
+    assert shingles("a b") == frozenset({("a", "b")})
+    assert shingles("One two, three four five") == frozenset(
+        {("one", "two", "three", "four"), ("two", "three", "four", "five")}
+    )
     assert shingles("") == frozenset()
     assert jaccard(frozenset(), frozenset()) == 1.0
-    assert jaccard(frozenset({"x"}), frozenset({"y"})) == 0.0
+    assert jaccard(frozenset({("x",)}), frozenset({("y",)})) == 0.0
+    assert jaccard(frozenset({("x",), ("y",)}), frozenset({("y",), ("z",)})) == pytest.approx(1 / 3)
+
+
+def test_texts_of_very_different_lengths_are_never_near_duplicates() -> None:
+    short = "alpha beta gamma delta epsilon"
+    long = short + " " + " ".join(f"word{i}" for i in range(20))
+    assert collapse_near_duplicates([short, long]) == ([0, 1], {})
 
 
 def test_mmr_with_no_diversity_keeps_relevance_order() -> None:
