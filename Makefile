@@ -61,4 +61,4 @@ bench: install-dev
 	$(PY) -m benchmarks
 
 clean:
-	rm -rf $(VENV) .mnemosyne-test
+	rm -rf $(VENV) .mnemosyne-test .mnemosyne-test-models

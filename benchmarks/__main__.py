@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
 import tempfile
 import time
@@ -64,7 +65,10 @@ def log(message: str) -> None:
 def configure_django(data_dir: Path) -> None:
     """The environment first (settings read it once), then Django, then the schema."""
     os.environ["MNEMOSYNE_DATA_DIR"] = str(data_dir)
-    os.environ["DEBUG"] = "true"
+    # Production settings: with DEBUG on, Django keeps every query of a process in memory, which
+    # would show up as growth in the ingest's peak RSS and as time in the search latencies.
+    os.environ["DEBUG"] = "false"
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     os.environ["DJANGO_SETTINGS_MODULE"] = "mnemosyne.settings"
     os.environ.setdefault("LOG_LEVEL", "warning")
     # Always the benchmark's own embedded server and filesystem store, never a configured one.
@@ -86,15 +90,22 @@ def settings_snapshot() -> dict[str, str]:
     names = (
         "EMBEDDING_MODEL",
         "EMBEDDING_BATCH_SIZE",
+        "EMBEDDING_QUERY_BACKEND",
+        "EMBEDDING_QUERY_THREADS",
         "CHUNK_MAX_TOKENS",
         "CHUNK_OVERLAP_TOKENS",
         "SEARCH_HNSW_EF_SEARCH",
+        "SEARCH_BM25_TERM_POSTINGS",
         "SEARCH_FUSION",
         "SEARCH_RRF_K",
         "SEARCH_GRAPH_WEIGHT",
         "GRAPH_BACKEND",
     )
     snapshot = {name: str(getattr(settings, name)) for name in names}
+    from mnemosyne.ingestion.embedding import get_embedder
+
+    # What actually embeds queries: "onnx" falls back to torch when the export does not check out.
+    snapshot["query embedding backend in use"] = str(getattr(get_embedder(), "query_backend", "torch"))
     snapshot["rerank"] = "on" if settings.RERANK_URL or settings.RERANK_MODEL_PATH else "off"
     return snapshot
 

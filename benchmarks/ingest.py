@@ -68,7 +68,6 @@ def child_environment() -> dict[str, str]:
         "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
         "DATABASE_URL": database.database_url(),
         "MNEMOSYNE_DATA_DIR": str(settings.MNEMOSYNE_DATA_DIR),
-        "DEBUG": "true",
     }
 
 

@@ -53,7 +53,6 @@ def mcp_server(log_path: Path) -> Iterator[str]:
         "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
         "DATABASE_URL": database.database_url(),
         "MNEMOSYNE_DATA_DIR": str(settings.MNEMOSYNE_DATA_DIR),
-        "DEBUG": "true",
         "MCP_REQUIRE_AUTH": "false",
         "LOG_LEVEL": "warning",
     }
@@ -150,7 +149,7 @@ def measure(
     for number, query in enumerate(queries):
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        vector = embedder.embed_batch([query])[0]
+        vector = embedder.embed_query(query)
         timings["embed"] = _elapsed_ms(started)
         # Alternate which end-to-end call meets the query first (and its colder caches).
         for stage in ("service", "mcp") if number % 2 == 0 else ("mcp", "service"):

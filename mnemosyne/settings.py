@@ -89,6 +89,13 @@ GRAPH_BACKEND = envchoice("GRAPH_BACKEND", "postgres", ("postgres", "neo4j"))
 # is a path to a local sentence-transformers model directory.
 EMBEDDING_MODEL = envstr("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
 EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 32, minimum=1, maximum=1024)
+# Single queries run on ONNX Runtime ("onnx": the model's transformer exported once into
+# EMBEDDING_CACHE_DIR and checked against torch at every load) or on torch like batches ("torch").
+EMBEDDING_QUERY_BACKEND = envchoice("EMBEDDING_QUERY_BACKEND", "onnx", ("onnx", "torch"))
+EMBEDDING_QUERY_THREADS = envint("EMBEDDING_QUERY_THREADS", 2, minimum=1, maximum=64)
+EMBEDDING_CACHE_DIR = (
+    Path(envstr("EMBEDDING_CACHE_DIR", str(MNEMOSYNE_DATA_DIR / "models"))).expanduser().resolve()
+)
 CHUNK_MAX_TOKENS = envint("CHUNK_MAX_TOKENS", 200, minimum=16, maximum=512)
 CHUNK_OVERLAP_TOKENS = envint("CHUNK_OVERLAP_TOKENS", 40, minimum=0, maximum=256)
 if CHUNK_OVERLAP_TOKENS >= CHUNK_MAX_TOKENS:
@@ -126,6 +133,11 @@ if RERANK_URL and RERANK_MODEL_PATH:
 SEARCH_RESPONSE_TOKEN_BUDGET = envint("SEARCH_RESPONSE_TOKEN_BUDGET", 8000, minimum=500, maximum=100_000)
 SEARCH_BM25_K1 = envfloat("SEARCH_BM25_K1", 0.9, minimum=0.0, maximum=10.0)
 SEARCH_BM25_B = envfloat("SEARCH_BM25_B", 0.4, minimum=0.0, maximum=1.0)
+# Postings read per query term, strongest first (see Posting.impact): bounds the full-text leg's
+# cost at any corpus size. Measured on SciFact in docs/benchmarks.md.
+SEARCH_BM25_TERM_POSTINGS = envint("SEARCH_BM25_TERM_POSTINGS", 1000, minimum=10, maximum=10_000_000)
+# The best candidates from those postings are then scored over all their query terms' postings.
+SEARCH_BM25_RESCORE = envint("SEARCH_BM25_RESCORE", 200, minimum=1, maximum=100_000)
 
 INSTALLED_APPS = [
     "django.contrib.admin",

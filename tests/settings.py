@@ -6,6 +6,9 @@ from pathlib import Path
 _ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("MNEMOSYNE_DATA_DIR", str(_ROOT / ".mnemosyne-test"))
 os.environ.setdefault("DEBUG", "true")
+# One exported query encoder for every test process and the servers they start (their data
+# directories differ).
+os.environ.setdefault("EMBEDDING_CACHE_DIR", str(_ROOT / ".mnemosyne-test-models"))
 os.environ.setdefault("LOG_LEVEL", "warning")
 # In-process tests hold their data in a transaction other threads cannot see; the uvicorn
 # servers the HTTP tests start use the default (parallel legs).

@@ -8,6 +8,7 @@ ever downloaded (HF_HUB_OFFLINE is forced on before the library is imported).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -17,7 +18,10 @@ from typing import Protocol
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from mnemosyne.ingestion import query_encoder
 from mnemosyne.library.models import EMBEDDING_DIMENSIONS
+
+logger = logging.getLogger(__name__)
 
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
 BUNDLED_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -33,6 +37,8 @@ class Embedder(Protocol):
     max_tokens: int
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
 
     def count_tokens(self, text: str) -> int: ...
 
@@ -63,7 +69,17 @@ def verify_bundled_weights(model_dir: Path, expected_sha256: str = BUNDLED_MODEL
 
 
 class SentenceTransformerEmbedder:
-    def __init__(self, model_dir: Path, *, model_id: str, batch_size: int) -> None:
+    """Batches on torch; single queries on ONNX Runtime when the exported graph checks out (query_encoder)."""
+
+    def __init__(
+        self,
+        model_dir: Path,
+        *,
+        model_id: str,
+        batch_size: int,
+        weights_sha256: str | None = None,
+        query_backend: str = "torch",
+    ) -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
         from sentence_transformers import SentenceTransformer
@@ -87,6 +103,30 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
         # The model is shared by threads (MCP tool calls run in a thread pool).
         self._lock = threading.Lock()
+        self.query_backend = "torch"
+        self._query_encoder: query_encoder.OnnxQueryEncoder | None = None
+        if query_backend == "onnx":
+            self._query_encoder = self._onnx_query_encoder(weights_sha256)
+            if self._query_encoder is not None:
+                self.query_backend = "onnx"
+
+    def _onnx_query_encoder(self, weights_sha256: str | None) -> query_encoder.OnnxQueryEncoder | None:
+        if weights_sha256 is None:
+            logger.warning(
+                "queries are embedded with torch: the model has no model.safetensors to key an export"
+            )
+            return None
+        try:
+            return query_encoder.build(
+                self._model,
+                model_id=self.model_id,
+                weights_sha256=weights_sha256,
+                cache_dir=settings.EMBEDDING_CACHE_DIR,
+                threads=settings.EMBEDDING_QUERY_THREADS,
+            )
+        except query_encoder.QueryEncoderUnavailable as exc:
+            logger.warning("queries are embedded with torch: the ONNX query encoder is unavailable (%s)", exc)
+            return None
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
@@ -101,6 +141,12 @@ class SentenceTransformerEmbedder:
             )
         return [vector.tolist() for vector in vectors]
 
+    def embed_query(self, text: str) -> list[float]:
+        if self._query_encoder is None:
+            return self.embed_batch([text])[0]
+        vector: list[float] = self._query_encoder.embed([text])[0].tolist()
+        return vector
+
     def count_tokens(self, text: str) -> int:
         # Word pieces without the [CLS]/[SEP] markers, the unit the model's window is measured in.
         return len(self._tokenizer.tokenize(text))
@@ -112,9 +158,11 @@ _embedder_lock = threading.Lock()
 
 def load_embedder() -> Embedder:
     name = settings.EMBEDDING_MODEL
+    weights_sha256: str | None = None
     if name == BUNDLED_MODEL_NAME:
         model_dir = bundled_model_dir()
         verify_bundled_weights(model_dir)
+        weights_sha256 = BUNDLED_MODEL_SHA256
     else:
         model_dir = Path(name).expanduser()
         if not model_dir.is_dir():
@@ -122,7 +170,15 @@ def load_embedder() -> Embedder:
                 f"EMBEDDING_MODEL must be {BUNDLED_MODEL_NAME!r} or a local model directory; "
                 f"{name!r} is neither"
             )
-    return SentenceTransformerEmbedder(model_dir, model_id=name, batch_size=settings.EMBEDDING_BATCH_SIZE)
+        weights = model_dir / "model.safetensors"
+        weights_sha256 = sha256_of(weights) if weights.is_file() else None
+    return SentenceTransformerEmbedder(
+        model_dir,
+        model_id=name,
+        batch_size=settings.EMBEDDING_BATCH_SIZE,
+        weights_sha256=weights_sha256,
+        query_backend=settings.EMBEDDING_QUERY_BACKEND,
+    )
 
 
 def get_embedder() -> Embedder:

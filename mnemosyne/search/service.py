@@ -164,7 +164,7 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
     for leg in wanted:
         try:
             if leg == "vector":
-                vector = (embedder or get_embedder()).embed_batch([query])[0]
+                vector = (embedder or get_embedder()).embed_query(query)
                 found_by_leg[leg] = legs.vector_leg(vector, filters, candidates)
             elif leg in pending:
                 found_by_leg[leg] = pending[leg].result()

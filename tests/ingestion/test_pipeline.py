@@ -105,6 +105,9 @@ def test_a_failed_item_keeps_its_previous_chunks(embedder: Embedder, tmp_path: P
         def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
             raise RuntimeError("the model fell over")
 
+        def embed_query(self, text: str) -> list[float]:
+            raise RuntimeError("the model fell over")
+
         def count_tokens(self, text: str) -> int:
             return len(text.split())
 

@@ -1,0 +1,116 @@
+"""The embedder: pinned weights, and single queries on ONNX Runtime giving the torch model's vectors."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from django.conf import settings
+from pytest_django.fixtures import Settings
+
+from mnemosyne.ingestion import query_encoder
+from mnemosyne.ingestion.embedding import (
+    BUNDLED_MODEL_SHA256,
+    ModelIntegrityError,
+    SentenceTransformerEmbedder,
+    bundled_model_dir,
+    verify_bundled_weights,
+)
+
+pytestmark = pytest.mark.slow
+
+QUERIES = [
+    "how do I restore the database from last night's dump?",
+    "glacier",
+    "Ünïcode, 漢字 and emoji 🙂 in one query",
+    "word " * 400,  # beyond the model's window: truncated like the torch path
+]
+
+
+def test_the_bundled_weights_match_the_pinned_digest() -> None:
+    verify_bundled_weights(bundled_model_dir())
+
+
+def test_other_weights_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "model.safetensors").write_bytes(b"not the model")
+    with pytest.raises(ModelIntegrityError, match="does not match the pinned"):
+        verify_bundled_weights(tmp_path)
+    with pytest.raises(ModelIntegrityError, match="not found"):
+        verify_bundled_weights(tmp_path / "missing")
+
+
+def test_queries_run_on_onnx_and_match_the_torch_vectors(embedder: SentenceTransformerEmbedder) -> None:
+    assert embedder.query_backend == "onnx"
+    for query in QUERIES:
+        fast = np.asarray(embedder.embed_query(query))
+        reference = np.asarray(embedder.embed_batch([query])[0])
+        assert fast.shape == (384,)
+        assert float(np.linalg.norm(fast)) == pytest.approx(1.0, abs=1e-5)
+        assert float(fast @ reference) > 0.9999
+
+
+def test_the_export_is_made_once_and_reused(embedder: SentenceTransformerEmbedder, tmp_path: Path) -> None:
+    model = embedder._model
+    first = query_encoder.build(
+        model, model_id="all-MiniLM-L6-v2", weights_sha256=BUNDLED_MODEL_SHA256, cache_dir=tmp_path, threads=1
+    )
+    (exported,) = tmp_path.glob("*.onnx")
+    assert BUNDLED_MODEL_SHA256[:16] in exported.name
+    modified = exported.stat().st_mtime_ns
+    second = query_encoder.build(
+        model, model_id="all-MiniLM-L6-v2", weights_sha256=BUNDLED_MODEL_SHA256, cache_dir=tmp_path, threads=1
+    )
+    assert exported.stat().st_mtime_ns == modified
+    assert list(tmp_path.glob("*.onnx*")) == [exported]
+    assert np.allclose(first.embed(["a query"]), second.embed(["a query"]), atol=1e-6)
+
+
+def test_a_graph_that_differs_from_the_model_is_refused(
+    embedder: SentenceTransformerEmbedder, tmp_path: Path
+) -> None:
+    # An export of another model under this model's name (say, a stale or tampered cache file).
+    good = query_encoder.export_path(
+        Path(settings.EMBEDDING_CACHE_DIR), "all-MiniLM-L6-v2", BUNDLED_MODEL_SHA256
+    )
+    target = query_encoder.export_path(tmp_path, "all-MiniLM-L6-v2", "f" * 64)
+    shutil.copy(good, target)
+    with pytest.raises(query_encoder.QueryEncoderUnavailable, match="differs from the model"):
+        query_encoder.build(
+            _shuffled(embedder),
+            model_id="all-MiniLM-L6-v2",
+            weights_sha256="f" * 64,
+            cache_dir=tmp_path,
+            threads=1,
+        )
+
+
+def test_an_unusable_cache_falls_back_to_torch(tmp_path: Path, settings: Settings) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the cache directory should be")
+    settings.EMBEDDING_CACHE_DIR = blocked
+    fallback = SentenceTransformerEmbedder(
+        bundled_model_dir(),
+        model_id="all-MiniLM-L6-v2",
+        batch_size=8,
+        weights_sha256=BUNDLED_MODEL_SHA256,
+        query_backend="onnx",
+    )
+    assert fallback.query_backend == "torch"
+    vector = np.asarray(fallback.embed_query("still answers"))
+    assert float(vector @ np.asarray(fallback.embed_batch(["still answers"])[0])) == pytest.approx(1.0)
+
+
+def _shuffled(embedder: SentenceTransformerEmbedder) -> Any:
+    """A copy of the model whose last layer's output projection is perturbed: a different model."""
+    import torch
+
+    model = copy.deepcopy(embedder._model)
+    transformer: Any = model[0].auto_model
+    layer = transformer.encoder.layer[-1].output.dense
+    with torch.no_grad():
+        layer.weight.add_(torch.randn_like(layer.weight) * 0.05)
+    return model
