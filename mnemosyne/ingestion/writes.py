@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.conf import settings
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
 
@@ -120,6 +121,10 @@ def write_postings(cursor: CursorWrapper, ids: list[int]) -> None:
         """,
         [ids],
     )
+    # The impact orders a term's postings (see Posting.impact); the average length is the
+    # corpus's once these chunks are in it, so the first batch into an empty index is ordered
+    # like the later ones.
+    k1, b = settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B
     cursor.execute(
         """
         WITH occurrences AS (
@@ -127,11 +132,20 @@ def write_postings(cursor: CursorWrapper, ids: list[int]) -> None:
                    coalesce(array_length(u.positions, 1), 1) AS tf
             FROM library_chunk c, unnest(c.search_vector) AS u
             WHERE c.id = ANY(%s)
+        ), lengths AS (
+            SELECT chunk_id, sum(tf) AS dl FROM occurrences GROUP BY chunk_id
+        ), stats AS (
+            SELECT greatest(s.total_length + (SELECT coalesce(sum(dl), 0) FROM lengths), 1)::float8
+                   / greatest(s.chunk_count + (SELECT count(*) FROM lengths), 1) AS avgdl
+            FROM library_corpus_stats s WHERE s.id = 1
         )
-        INSERT INTO library_posting (term_id, chunk_id, tf, dl, library_id, collection_id, is_image)
-        SELECT t.id, o.chunk_id, o.tf, sum(o.tf) OVER (PARTITION BY o.chunk_id),
-               o.library_id, o.collection_id, o.kind = 'image'
-        FROM occurrences o JOIN library_term t ON t.lexeme = o.lexeme
+        INSERT INTO library_posting (term_id, chunk_id, tf, dl, library_id, collection_id, is_image, impact)
+        SELECT t.id, o.chunk_id, o.tf, l.dl, o.library_id, o.collection_id, o.kind = 'image',
+               o.tf * (%s + 1) / (o.tf + %s * (1 - %s + %s * l.dl / s.avgdl))
+        FROM occurrences o
+        JOIN lengths l ON l.chunk_id = o.chunk_id
+        JOIN library_term t ON t.lexeme = o.lexeme
+        CROSS JOIN stats s
         """,
-        [ids],
+        [ids, k1, k1, b, b],
     )

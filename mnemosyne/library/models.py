@@ -163,13 +163,18 @@ class Posting(models.Model):
     library_id = models.BigIntegerField()
     collection_id = models.BigIntegerField()
     is_image = models.BooleanField(default=False)
+    # The posting's BM25 term-frequency part, tf·(k1+1) / (tf + k1·(1 - b + b·dl/avgdl)), with the
+    # k1, b and average length of when it was written. It only orders a term's postings, so the
+    # full-text leg can read each query term's strongest postings first and stop; scores are
+    # computed from tf, dl and the current statistics.
+    impact = models.FloatField(default=0.0)
 
     class Meta:
         indexes = [
             models.Index(
-                fields=["term"],
-                include=["chunk", "tf", "dl", "library_id", "collection_id"],
-                name="posting_by_term",
+                fields=["term", "-impact"],
+                include=["chunk", "tf", "dl", "library_id", "collection_id", "is_image"],
+                name="posting_by_term_impact",
             ),
             models.Index(fields=["chunk"], name="posting_by_chunk"),
         ]

@@ -28,6 +28,9 @@ class Filters:
     library_ids: list[int] | None = None
     collection_id: int | None = None
     include_images: bool = True
+    # The caller sees only some libraries (an MCP token's boundary); legs run in other threads,
+    # which do not see the caller's context, so the filters carry it.
+    confined: bool = False
 
     @classmethod
     def resolve(
@@ -52,21 +55,22 @@ class Filters:
             library_ids=library_ids,
             collection_id=_id_of(Collection, collection_uid),
             include_images=include_images,
+            confined=visible is not None,
         )
 
-    def posting_sql(self) -> tuple[str, list[Any]]:
-        """The filters as SQL on library_posting `p` (AND-combined), with their parameters."""
+    def posting_sql(self) -> tuple[str, dict[str, Any]]:
+        """The filters as SQL on library_posting `p` (AND-combined), with their named parameters."""
         clauses: list[str] = []
-        params: list[Any] = []
+        params: dict[str, Any] = {}
         if self.library_id is not None:
-            clauses.append("p.library_id = %s")
-            params.append(self.library_id)
+            clauses.append("p.library_id = %(library_id)s")
+            params["library_id"] = self.library_id
         if self.library_ids is not None:
-            clauses.append("p.library_id = ANY(%s)")
-            params.append(self.library_ids)
+            clauses.append("p.library_id = ANY(%(library_ids)s)")
+            params["library_ids"] = self.library_ids
         if self.collection_id is not None:
-            clauses.append("p.collection_id = %s")
-            params.append(self.collection_id)
+            clauses.append("p.collection_id = %(collection_id)s")
+            params["collection_id"] = self.collection_id
         if not self.include_images:
             clauses.append("NOT p.is_image")
         return "".join(f" AND {clause}" for clause in clauses), params
@@ -121,39 +125,65 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
     """BM25 (k1, b from settings) over the inverted index, with english stemming and stop words.
 
     IDF and the average chunk length come from corpus statistics that triggers keep current.
+    Each query term contributes its SEARCH_BM25_TERM_POSTINGS strongest postings (by impact,
+    read in index order), so the cost is bounded by the query, not by the corpus: a chunk
+    outside a very common term's strongest postings misses only that term's small share.
     A query using websearch operators (phrases, -exclusion, OR) also has to match them.
     """
     where, params = filters.posting_sql()
     if _OPERATORS.search(query):
         where += (
-            " AND p.chunk_id IN"
-            " (SELECT id FROM library_chunk WHERE search_vector @@ websearch_to_tsquery('english', %s))"
+            " AND p.chunk_id IN (SELECT id FROM library_chunk"
+            " WHERE search_vector @@ websearch_to_tsquery('english', %(query)s))"
         )
-        params.append(query)
+    # Per term: w = IDF·(k1 + 1); per posting: w·tf / (tf + k1·(1 - b) + k1·b·dl/avgdl).
     sql = f"""
-        WITH query_terms AS (
-            SELECT t.id, t.document_frequency AS df
-            FROM library_term t
-            WHERE t.lexeme = ANY (tsvector_to_array(to_tsvector('english', %s))) AND t.document_frequency > 0
-        ), stats AS (
+        WITH stats AS (
             SELECT greatest(chunk_count, 1)::float8 AS n,
                    greatest(total_length, 1)::float8 / greatest(chunk_count, 1) AS avgdl
             FROM library_corpus_stats WHERE id = 1
+        ), query_terms AS (
+            SELECT t.id,
+                   ln(1 + (s.n - t.document_frequency + 0.5::float8) / (t.document_frequency + 0.5::float8))
+                       * (%(k1)s + 1) AS w,
+                   %(k1)s * (1 - %(b)s) AS c1,
+                   %(k1)s * %(b)s / s.avgdl AS c2
+            FROM library_term t CROSS JOIN stats s
+            WHERE t.lexeme = ANY (tsvector_to_array(to_tsvector('english', %(query)s)))
+              AND t.document_frequency > 0
         )
-        SELECT p.chunk_id,
-               sum(ln(1 + (s.n - q.df + 0.5) / (q.df + 0.5))
-                   * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / s.avgdl))) AS score
-        FROM query_terms q
-        JOIN library_posting p ON p.term_id = q.id
-        CROSS JOIN stats s
-        WHERE true {where}
-        GROUP BY p.chunk_id
-        ORDER BY score DESC, p.chunk_id
-        LIMIT %s
+        , candidates AS (
+            SELECT p.chunk_id, sum(q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl)) AS score
+            FROM query_terms q
+            CROSS JOIN LATERAL (
+                SELECT p.chunk_id, p.tf, p.dl
+                FROM library_posting p
+                WHERE p.term_id = q.id {where}
+                ORDER BY p.impact DESC
+                LIMIT %(per_term)s
+            ) p
+            GROUP BY p.chunk_id
+            ORDER BY score DESC, p.chunk_id
+            LIMIT %(rescore)s
+        )
+        SELECT c.chunk_id, sum(q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl)) AS score
+        FROM candidates c
+        CROSS JOIN query_terms q
+        JOIN library_posting p ON p.term_id = q.id AND p.chunk_id = c.chunk_id
+        GROUP BY c.chunk_id
+        ORDER BY score DESC, c.chunk_id
+        LIMIT %(limit)s
     """
-    k1, b = settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B
+    values: dict[str, Any] = {
+        "k1": settings.SEARCH_BM25_K1,
+        "b": settings.SEARCH_BM25_B,
+        "query": query,
+        "per_term": settings.SEARCH_BM25_TERM_POSTINGS,
+        "rescore": max(limit, settings.SEARCH_BM25_RESCORE),
+        "limit": limit,
+    }
     with connection.cursor() as cursor:
-        cursor.execute(sql, [query, k1, k1, b, b, *params, limit])
+        cursor.execute(sql, values | params)
         return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
 
 
@@ -163,7 +193,12 @@ def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float
     seeds = store.known_concepts(query_concepts(query))
     if not seeds:
         return []
-    expanded = store.expand(seeds, hops=settings.SEARCH_GRAPH_HOPS, limit=GRAPH_EXPANSION_LIMIT)
+    if filters.confined:
+        # Edge weights count co-occurrences in every library: a confined caller's ranking must
+        # not be shaped by chunks it cannot see, so it gets the query's own concepts only.
+        expanded = [(seed, 1.0) for seed in seeds[:GRAPH_EXPANSION_LIMIT]]
+    else:
+        expanded = store.expand(seeds, hops=settings.SEARCH_GRAPH_HOPS, limit=GRAPH_EXPANSION_LIMIT)
     found = store.chunks_mentioning(
         expanded,
         library_id=filters.library_id,

@@ -1,0 +1,147 @@
+"""The full-text leg's BM25 against a reference computed here, corpus statistics, and impact-ordered reads."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+from django.db import connection
+from pytest_django.fixtures import Settings
+
+from mnemosyne.ingestion import writes
+from mnemosyne.library.models import Chunk, Item, Posting
+from mnemosyne.library.services import ensure_collection, ensure_library
+from mnemosyne.search import legs
+
+pytestmark = pytest.mark.django_db
+
+TEXTS = [
+    "Glaciers carve valleys; glaciers retreat as the climate warms.",
+    "The valley floor holds a lake fed by meltwater from the glacier.",
+    "Climate records from ice cores reach back eight hundred thousand years.",
+    "Lakes freeze in winter and the ice thickens until spring.",
+    "Meltwater pulses raise the lake level every summer.",
+]
+
+
+def add_chunks(texts: list[str], *, library: str = "Geo") -> list[Chunk]:
+    collection = ensure_collection(library=ensure_library(name=library), name="notes")
+    item = Item.objects.create(collection=collection, title="Notes", item_type="text", source=f"{library}.md")
+    chunks = Chunk.objects.bulk_create(
+        Chunk(
+            item=item,
+            collection=collection,
+            library_id=collection.library_id,
+            ordinal=ordinal,
+            text_preview=text,
+            char_start=0,
+            char_end=len(text),
+            storage_key=f"{library}/{ordinal}",
+        )
+        for ordinal, text in enumerate(texts)
+    )
+    writes.write_search_vectors([chunk.pk for chunk in chunks], [""] * len(chunks), texts)
+    return chunks
+
+
+def lexemes(text: str) -> Counter[str]:
+    """The english configuration's lexemes of a text, with their counts (what the index stores)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT lexeme, coalesce(array_length(positions, 1), 1) FROM unnest(to_tsvector('english', %s))",
+            [text],
+        )
+        return Counter(dict(cursor.fetchall()))
+
+
+def reference_bm25(query: str, texts: list[str], k1: float, b: float) -> list[float]:
+    documents = [lexemes(text) for text in texts]
+    terms = set(lexemes(query))
+    n = len(documents)
+    avgdl = sum(sum(document.values()) for document in documents) / n
+    scores = []
+    for document in documents:
+        dl = sum(document.values())
+        score = 0.0
+        for term in terms & set(document):
+            df = sum(1 for other in documents if term in other)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            tf = document[term]
+            score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+        scores.append(score)
+    return scores
+
+
+def test_scores_are_bm25_from_the_current_corpus_statistics(settings: Settings) -> None:
+    chunks = add_chunks(TEXTS)
+    query = "glacier meltwater lake"
+    expected = reference_bm25(query, TEXTS, settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B)
+    found = dict(legs.fulltext_leg(query, legs.Filters(), 10))
+    assert set(found) == {chunk.pk for chunk, score in zip(chunks, expected, strict=True) if score > 0}
+    for chunk, score in zip(chunks, expected, strict=True):
+        if score > 0:
+            assert found[chunk.pk] == pytest.approx(score, rel=1e-9)
+
+
+def test_deleting_chunks_updates_document_frequencies_and_lengths(settings: Settings) -> None:
+    chunks = add_chunks(TEXTS)
+    Chunk.objects.filter(pk__in=[chunks[0].pk, chunks[1].pk]).delete()
+    remaining = TEXTS[2:]
+    expected = reference_bm25("lake ice", remaining, settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B)
+    found = dict(legs.fulltext_leg("lake ice", legs.Filters(), 10))
+    assert sorted(found.values()) == pytest.approx(sorted(score for score in expected if score > 0), rel=1e-9)
+
+
+def test_impacts_are_the_term_frequency_part_with_the_average_length_after_the_insert(
+    settings: Settings,
+) -> None:
+    chunks = add_chunks(TEXTS)
+    documents = {chunk.pk: lexemes(text) for chunk, text in zip(chunks, TEXTS, strict=True)}
+    avgdl = sum(sum(document.values()) for document in documents.values()) / len(documents)
+    k1, b = settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B
+    postings = list(Posting.objects.filter(chunk_id__in=documents).values("chunk_id", "tf", "dl", "impact"))
+    assert len(postings) == sum(len(document) for document in documents.values())
+    for posting in postings:
+        tf, dl = posting["tf"], posting["dl"]
+        assert dl == sum(documents[posting["chunk_id"]].values())
+        assert posting["impact"] == pytest.approx(tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)))
+
+
+def test_each_term_contributes_only_its_strongest_postings(settings: Settings) -> None:
+    # "river" is in every chunk; the short chunks that say it twice have the highest impacts.
+    strong = ["river river", "river river bank", "river river delta"]
+    weak = [
+        f"the river passes {word} on its long winding way to the distant sea" for word in ("mills", "farms")
+    ]
+    chunks = add_chunks(strong + weak)
+    strong_ids, weak_ids = {c.pk for c in chunks[:3]}, {c.pk for c in chunks[3:]}
+
+    settings.SEARCH_BM25_TERM_POSTINGS = 3
+    assert {chunk_id for chunk_id, _ in legs.fulltext_leg("river", legs.Filters(), 10)} == strong_ids
+    # A rarer query term still reaches its own postings.
+    found = dict(legs.fulltext_leg("river mills", legs.Filters(), 10))
+    assert set(found) == strong_ids | {chunks[3].pk}
+
+    settings.SEARCH_BM25_TERM_POSTINGS = 1000
+    exact = dict(legs.fulltext_leg("river", legs.Filters(), 10))
+    assert set(exact) == strong_ids | weak_ids
+    exact_two_terms = dict(legs.fulltext_leg("river mills", legs.Filters(), 10))
+    settings.SEARCH_BM25_TERM_POSTINGS = 3
+    # The candidates are scored over all their terms' postings, exactly as without the limit:
+    # the "mills" chunk's "river" posting is not among the three read, yet it counts.
+    for chunk_id, score in legs.fulltext_leg("river", legs.Filters(), 10):
+        assert score == pytest.approx(exact[chunk_id], rel=1e-12)
+    assert found[chunks[3].pk] == pytest.approx(exact_two_terms[chunks[3].pk], rel=1e-12)
+    settings.SEARCH_BM25_RESCORE = 1  # only the `limit` best candidates are rescored
+    assert dict(legs.fulltext_leg("river mills", legs.Filters(), 1)) == {
+        chunks[3].pk: pytest.approx(exact_two_terms[chunks[3].pk], rel=1e-12)
+    }
+
+
+def test_the_limit_applies_after_the_filters(settings: Settings) -> None:
+    add_chunks(["river river", "river river bank", "river river delta"], library="Elsewhere")
+    mine = add_chunks(["a river runs through the long valley past the old mill"], library="Mine")
+    settings.SEARCH_BM25_TERM_POSTINGS = 1
+    filters = legs.Filters(library_id=mine[0].library_id)
+    assert [chunk_id for chunk_id, _ in legs.fulltext_leg("river", filters, 10)] == [mine[0].pk]
