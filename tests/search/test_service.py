@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from mnemosyne.graph import get_graph_store
+from mnemosyne.ingestion.concepts import query_concepts
 from mnemosyne.ingestion.embedding import Embedder
 from mnemosyne.library.errors import InvalidArgument, NotFound
+from mnemosyne.library.selectors import library_boundary
+from mnemosyne.search import legs
 from mnemosyne.search.service import SearchRequest, search
 from tests.conftest import ingest_fixture_docs
 
@@ -156,6 +160,27 @@ def test_the_graph_leg_honours_filters(corpus, embedder: Embedder) -> None:
         embedder=embedder,
     )
     assert response.hits and {hit.chunk.library_id for hit in response.hits} == {archive.id}
+
+
+def test_a_confined_caller_gets_no_expansion_through_edges_counted_elsewhere(
+    corpus, embedder: Embedder
+) -> None:
+    (_, _, _), (archive, _, _) = corpus
+    with library_boundary(frozenset({archive.id})):
+        confined = legs.Filters.resolve()
+        response = search(SearchRequest(query="sticky sessions", search_types=["graph"]), embedder=embedder)
+    assert confined.confined and confined.library_ids == [archive.id]
+    assert response.hits and {hit.chunk.library_id for hit in response.hits} == {archive.id}
+    store = get_graph_store()
+    seeds = store.known_concepts(query_concepts("sticky sessions"))
+    own_concepts_only = store.chunks_mentioning(
+        [(seed, 1.0) for seed in seeds], library_ids=[archive.id], limit=100
+    )
+    assert legs.graph_leg("sticky sessions", confined, 100) == own_concepts_only
+    # The same library asked for by an open caller is scored through the expansion as well.
+    unconfined = legs.Filters(library_ids=[archive.id])
+    assert not unconfined.confined
+    assert legs.graph_leg("sticky sessions", unconfined, 100) != own_concepts_only
 
 
 def test_a_configured_reranker_reorders_the_head(corpus, embedder: Embedder, settings, server) -> None:
