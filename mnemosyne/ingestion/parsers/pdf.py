@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from pypdf import PageObject, PasswordType, PdfReader
 from pypdf.errors import DependencyError, PdfReadError
@@ -108,7 +108,9 @@ def _outline_headings(
     return tuple(sorted(headings, key=lambda heading: heading.offset))
 
 
-def _walk_outline(reader: PdfReader, outline: list[object], *, level: int) -> Iterator[tuple[int, str, int]]:
+def _walk_outline(
+    reader: PdfReader, outline: Sequence[object], *, level: int
+) -> Iterator[tuple[int, str, int]]:
     """(level, title, 0-based page) for each outline entry, depth first; a nested list holds the
     children of the entry before it."""
     for entry in outline:
