@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -117,12 +118,16 @@ class OnnxQueryEncoder:
         # A tokenizer of its own: fast tokenizers refuse concurrent use ("Already borrowed"),
         # and ingest batches use the model's.
         self._tokenizer = copy.deepcopy(model.tokenizer)
+        # Queries arrive on several threads at once: the tokenizer is used by one at a time
+        # (a fraction of a millisecond); the session runs them concurrently.
+        self._tokenizer_lock = threading.Lock()
         self._max_length = int(model.max_seq_length or 256)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        encoded = self._tokenizer(
-            texts, padding=True, truncation=True, max_length=self._max_length, return_tensors="np"
-        )
+        with self._tokenizer_lock:
+            encoded = self._tokenizer(
+                texts, padding=True, truncation=True, max_length=self._max_length, return_tensors="np"
+            )
         feeds = {name: np.asarray(encoded[name], dtype=np.int64) for name in self._input_names}
         (hidden,) = self._session.run(["last_hidden_state"], feeds)
         mask = feeds["attention_mask"][..., None].astype(np.float32)

@@ -114,3 +114,13 @@ def _shuffled(embedder: SentenceTransformerEmbedder) -> Any:
     with torch.no_grad():
         layer.weight.add_(torch.randn_like(layer.weight) * 0.05)
     return model
+
+
+def test_concurrent_queries_get_the_same_vectors(embedder: SentenceTransformerEmbedder) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    queries = [f"question number {n} about tides and barrages" for n in range(24)]
+    alone = [embedder.embed_query(query) for query in queries]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        together = list(pool.map(embedder.embed_query, queries))
+    assert np.allclose(np.asarray(alone), np.asarray(together), atol=1e-6)
