@@ -96,6 +96,7 @@ def settings_snapshot() -> dict[str, str]:
         "CHUNK_OVERLAP_TOKENS",
         "SEARCH_HNSW_EF_SEARCH",
         "SEARCH_BM25_TERM_POSTINGS",
+        "SEARCH_BM25_RESCORE",
         "SEARCH_FUSION",
         "SEARCH_RRF_K",
         "SEARCH_GRAPH_WEIGHT",
