@@ -46,6 +46,7 @@ def planned_inputs(directory: Path, embedder: Embedder) -> list[list[str]]:
             max_tokens=settings.CHUNK_MAX_TOKENS,
             overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
             count_tokens=embedder.count_tokens,
+            locate_tokens=embedder.token_starts,
         )
         per_document.append([chunk.embedding_input for chunk in chunks])
     return per_document

@@ -88,13 +88,14 @@ def _ingest(ingest: IngestResult) -> list[str]:
         f"| {number(ingest.e2e_median)} | |",
         f"| end to end / raw | | {number(ingest.ratio, 2)} "
         f"| ≥ {INGEST_RATIO_TARGET:.1f}: {verdict(ratio_met)} |",
-        f"| share of the ingest time inside `embed_batch`, same process "
+        f"| share of the ingest time the model was busy (`embed_batch`), same process "
         f"| {', '.join(number(run.embedding_share, 2) for run in ingest.runs_1x)} "
-        f"| {number(ingest.embedding_share_median, 2)} "
-        f"| ≥ {INGEST_RATIO_TARGET:.1f}: {verdict(ingest.embedding_share_median >= INGEST_RATIO_TARGET)} |",
+        f"| {number(ingest.embedding_share_median, 2)} | |",
         "",
-        "The last row is the same ratio with the raw throughput measured inside each end-to-end run "
-        "(chunks / time in `embed_batch`), so the machine's load cannot differ between the two sides.",
+        "The model runs in a thread of its own beside parsing, chunking and the database writes, so "
+        "the last row shows whether anything else ever kept it waiting (1.0: never). It runs slower "
+        "there than alone, because the rest of the ingest shares the two cores with it; that cost is "
+        "what the end to end / raw ratio measures.",
         "",
     ]
     run_10x = ingest.run_10x
@@ -113,7 +114,7 @@ def _ingest(ingest: IngestResult) -> list[str]:
             f"| peak RSS | {mib(ingest.peak_rss_1x)} | {mib(run_10x.peak_rss_bytes)} "
             f"| {number(ingest.rss_ratio, 2)} (target ≈ 1: {verdict(ingest.rss_ratio <= 1.1)}) |",
             f"| end to end, chunks/s | {number(ingest.e2e_median)} | {number(run_10x.chunks_per_second)} | |",
-            f"| share of the time inside `embed_batch` | {number(ingest.embedding_share_median, 2)} "
+            f"| share of the time the model was busy | {number(ingest.embedding_share_median, 2)} "
             f"| {number(run_10x.embedding_share, 2)} | |",
             "",
         ]

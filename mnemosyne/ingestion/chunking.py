@@ -6,7 +6,7 @@ Pure functions: no Django, no database. Offsets always index the normalised text
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -14,6 +14,10 @@ from typing import NamedTuple
 SECTION_SEPARATOR = " \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} "
 
 TokenCounter = Callable[[str], int]
+# Where each of a text's tokens starts (character offsets, ascending).
+TokenLocator = Callable[[str], Sequence[int]]
+# Tokens in text[start:end].
+_SpanCounter = Callable[[int, int], int]
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f]")
 _TRAILING_SPACE = re.compile(r"[^\S\n]+$", re.MULTILINE)
@@ -73,25 +77,34 @@ def chunk_text(
     overlap_tokens: int,
     count_tokens: TokenCounter,
     markdown: bool,
+    locate_tokens: TokenLocator | None = None,
 ) -> list[ChunkSpan]:
+    """Chunks of at most `max_tokens` tokens, each opening with up to `overlap_tokens` of the last.
+
+    With `locate_tokens` the text is tokenized once and any span is counted from the token
+    offsets; otherwise every span measured is tokenized again with `count_tokens`. The two agree
+    for tokenizers that never join characters across whitespace (WordPiece, as in BERT models),
+    because every span the chunker measures starts and ends at whitespace.
+    """
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
     if overlap_tokens < 0:
         raise ValueError(f"overlap_tokens must not be negative, got {overlap_tokens}")
+    count = _span_counter(text, count_tokens, locate_tokens)
     chunks: list[ChunkSpan] = []
     for section in _sections(text, markdown=markdown):
         pieces: list[_Span] = []
         for start, end in section.paragraphs:
-            paragraph = _measure(text, start, end, count_tokens)
+            paragraph = _measure(text, start, end, count)
             if paragraph is not None:
-                pieces.extend(_refine(text, paragraph, _SPLIT_LEVELS, max_tokens, count_tokens))
+                pieces.extend(_refine(text, paragraph, _SPLIT_LEVELS, max_tokens, count))
         packed = _pack(
             text,
             pieces,
             starts_with_heading=section.starts_with_heading,
             max_tokens=max_tokens,
             overlap_tokens=overlap_tokens,
-            count_tokens=count_tokens,
+            count=count,
         )
         chunks.extend(ChunkSpan(text[s:e], s, e, section.path, tokens) for s, e, tokens in packed)
     return chunks
@@ -194,11 +207,18 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _measure(text: str, start: int, end: int, count_tokens: TokenCounter) -> _Span | None:
+def _span_counter(text: str, count_tokens: TokenCounter, locate_tokens: TokenLocator | None) -> _SpanCounter:
+    if locate_tokens is None:
+        return lambda start, end: count_tokens(text[start:end])
+    starts = locate_tokens(text)
+    return lambda start, end: bisect_left(starts, end) - bisect_left(starts, start)
+
+
+def _measure(text: str, start: int, end: int, count: _SpanCounter) -> _Span | None:
     start, end = _trim(text, start, end)
     if start == end:
         return None
-    return _Span(start, end, count_tokens(text[start:end]))
+    return _Span(start, end, count(start, end))
 
 
 def _split(text: str, span: _Span, breaks: re.Pattern[str]) -> list[tuple[int, int]]:
@@ -212,22 +232,22 @@ def _split(text: str, span: _Span, breaks: re.Pattern[str]) -> list[tuple[int, i
 
 
 def _refine(
-    text: str, span: _Span, levels: Sequence[re.Pattern[str]], limit: int, count_tokens: TokenCounter
+    text: str, span: _Span, levels: Sequence[re.Pattern[str]], limit: int, count: _SpanCounter
 ) -> list[_Span]:
     """Split `span` at the coarsest level that works until each part fits `limit` or is one word."""
     if span.tokens <= limit or not levels:
         return [span]
     parts = _split(text, span, levels[0])
     if len(parts) <= 1:
-        return _refine(text, span, levels[1:], limit, count_tokens)
+        return _refine(text, span, levels[1:], limit, count)
     refined: list[_Span] = []
     finer = levels[1:]
     for start, end in parts:
-        part = _Span(start, end, count_tokens(text[start:end]))
+        part = _Span(start, end, count(start, end))
         if part.tokens <= limit or not finer:
             refined.append(part)
         else:
-            refined.extend(_refine(text, part, finer, limit, count_tokens))
+            refined.extend(_refine(text, part, finer, limit, count))
     return refined
 
 
@@ -238,7 +258,7 @@ def _pack(
     starts_with_heading: bool,
     max_tokens: int,
     overlap_tokens: int,
-    count_tokens: TokenCounter,
+    count: _SpanCounter,
 ) -> list[tuple[int, int, int]]:
     """Greedily pack pieces into (start, end, token_count) chunks, each opening with the overlap."""
     chunks: list[tuple[int, int, int]] = []
@@ -246,7 +266,7 @@ def _pack(
     first = 0
     while first < len(pieces):
         if first == 0 and starts_with_heading and len(pieces) > 1:
-            _glue_heading(text, pieces, max_tokens, count_tokens)
+            _glue_heading(text, pieces, max_tokens, count)
         used = (carry.tokens if carry else 0) + pieces[first].tokens
         after = first + 1
         while after < len(pieces) and used + pieces[after].tokens <= max_tokens:
@@ -255,7 +275,7 @@ def _pack(
         # Token counts are only roughly additive, so check the joined text and shrink if needed.
         while True:
             start = carry.start if carry else pieces[first].start
-            tokens = count_tokens(text[start : pieces[after - 1].end])
+            tokens = count(start, pieces[after - 1].end)
             if tokens <= max_tokens:
                 break
             if after - first > 1:
@@ -268,12 +288,12 @@ def _pack(
         carry = None
         if after < len(pieces) and overlap_tokens > 0:
             budget = min(overlap_tokens, max_tokens - pieces[after].tokens)
-            carry = _overlap(text, pieces[first:after], budget, count_tokens)
+            carry = _overlap(text, pieces[first:after], budget, count)
         first = after
     return chunks
 
 
-def _glue_heading(text: str, pieces: list[_Span], max_tokens: int, count_tokens: TokenCounter) -> None:
+def _glue_heading(text: str, pieces: list[_Span], max_tokens: int, count: _SpanCounter) -> None:
     """Split the first paragraph so its opening sentences share a chunk with the heading line.
 
     A heading alone makes a poor chunk; a fenced code block is left whole as it fits on its own.
@@ -282,10 +302,10 @@ def _glue_heading(text: str, pieces: list[_Span], max_tokens: int, count_tokens:
     if room <= 0 or pieces[0].tokens + pieces[1].tokens <= max_tokens:
         return
     if _FENCE_OPEN.match(text, pieces[1].start) is None:
-        pieces[1:2] = _refine(text, pieces[1], (_SENTENCE_BREAK,), room, count_tokens)
+        pieces[1:2] = _refine(text, pieces[1], (_SENTENCE_BREAK,), room, count)
 
 
-def _overlap(text: str, previous: list[_Span], budget: int, count_tokens: TokenCounter) -> _Span | None:
+def _overlap(text: str, previous: list[_Span], budget: int, count: _SpanCounter) -> _Span | None:
     """The trailing pieces (or sentences) of the previous chunk totalling at most `budget` tokens."""
     if budget <= 0:
         return None
@@ -295,7 +315,7 @@ def _overlap(text: str, previous: list[_Span], budget: int, count_tokens: TokenC
         if tokens + piece.tokens <= budget:
             start, tokens = piece.start, tokens + piece.tokens
             continue
-        for part in reversed(_refine(text, piece, _OVERLAP_LEVELS, budget - tokens, count_tokens)):
+        for part in reversed(_refine(text, piece, _OVERLAP_LEVELS, budget - tokens, count)):
             if tokens + part.tokens > budget:
                 break
             start, tokens = part.start, tokens + part.tokens

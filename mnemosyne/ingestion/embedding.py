@@ -42,6 +42,8 @@ class Embedder(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
+    def token_starts(self, text: str) -> list[int]: ...
+
 
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
@@ -150,6 +152,11 @@ class SentenceTransformerEmbedder:
     def count_tokens(self, text: str) -> int:
         # Word pieces without the [CLS]/[SEP] markers, the unit the model's window is measured in.
         return len(self._tokenizer.tokenize(text))
+
+    def token_starts(self, text: str) -> list[int]:
+        # One pass over a whole text; the chunker counts any of its spans from these offsets.
+        encoding = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return [start for start, _ in encoding["offset_mapping"]]
 
 
 _embedder: Embedder | None = None

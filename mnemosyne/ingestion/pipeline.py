@@ -1,10 +1,17 @@
-"""Ingest documents: parse → chunk → embed in batches across documents → one transaction per item.
+"""Ingest documents: parse → chunk → embed in batches across documents → one transaction per batch.
 
-Chunks of several small documents share one call to the model (the model is the
-bottleneck, and it is fastest on full batches). Each item is still written in its
-own transaction, which swaps its chunks: a changed item's old chunks stay
-searchable until the new ones are committed, and a failure leaves them untouched
-and marks the item failed with the reason.
+The model is the bottleneck, so everything else is arranged around keeping it busy:
+
+- chunks of several small documents share one call to the model (it is fastest on full batches);
+- a batch's items are looked up, claimed and written with a handful of statements, not a handful
+  per item;
+- the next batch is embedded in a background thread while this one is written (the model runs
+  outside the GIL), so parsing, chunking and database writes overlap the model instead of adding
+  to it. All database work stays on the calling thread.
+
+Each batch swaps the chunks of its items in one transaction: a changed item's old chunks stay
+searchable until the new ones are committed. When that transaction fails, its items are written
+again one per transaction, so one bad item fails alone with the reason and never blocks the others.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import enum
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -22,13 +30,15 @@ from mnemosyne.ingestion import writes
 from mnemosyne.ingestion.embedding import Embedder
 from mnemosyne.ingestion.parsing import ParsedDocument
 from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks
-from mnemosyne.library.models import Collection, EmbeddingStatus, Item
+from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
 from mnemosyne.storage import ChunkStore
 
 logger = logging.getLogger(__name__)
 
 # Chunks embedded per call to the model when documents are batched together.
 EMBED_BATCH_CHUNKS = 128
+# Documents per batch at most, however few chunks they have (bounds a batch's statements).
+BATCH_DOCUMENTS = 256
 
 
 class Outcome(enum.StrEnum):
@@ -56,12 +66,29 @@ class DocumentInput:
 
 
 @dataclass
-class _Pending:
+class _Planned:
+    """A document and its chunks, or why it has none."""
+
+    document: DocumentInput
+    chunks: list[PlannedChunk]
+    error: BaseException | None = None
+
+
+@dataclass
+class _Claimed:
+    """A document whose item is marked processing and whose chunks are to be embedded and written."""
+
     document: DocumentInput
     item: Item
     created: bool
     chunks: list[PlannedChunk]
-    vectors: list[list[float]] = field(default_factory=list)
+
+
+@dataclass
+class _Batch:
+    results: list[IngestResult]
+    claimed: list[_Claimed]
+    vectors: Future[list[list[float]]] | None = None
 
 
 def content_hash(data: bytes) -> str:
@@ -82,21 +109,27 @@ def ingest_documents(
     on_progress: Callable[[IngestResult], None] | None = None,
     batch_chunks: int = EMBED_BATCH_CHUNKS,
 ) -> Iterator[IngestResult]:
-    """Ingest a stream of documents, yielding one result per document as it is written."""
+    """Ingest a stream of documents, yielding one result per document once it is written.
+
+    At most two batches are held at a time: the one being written and the one being embedded.
+    """
     signature = ingest_config_signature(embedder)
-    pending: list[_Pending] = []
-    pending_chunks = 0
-    for document in documents:
-        result = _prepare(document, collection=collection, embedder=embedder, signature=signature)
-        if isinstance(result, IngestResult):
-            yield _report(result, on_progress)
-            continue
-        pending.append(result)
-        pending_chunks += len(result.chunks)
-        if pending_chunks >= batch_chunks:
-            yield from (_report(r, on_progress) for r in _flush(pending, embedder, store, signature))
-            pending, pending_chunks = [], 0
-    yield from (_report(r, on_progress) for r in _flush(pending, embedder, store, signature))
+    model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-embed")
+    try:
+        in_flight: _Batch | None = None
+        for group in _groups(documents, batch_chunks, embedder):
+            batch = _claim(group, collection=collection, signature=signature)
+            inputs = [chunk.embedding_input for entry in batch.claimed for chunk in entry.chunks]
+            if inputs:
+                batch.vectors = model_thread.submit(embedder.embed_batch, inputs)
+            if in_flight is not None:
+                yield from (_report(r, on_progress) for r in _finish(in_flight, store, signature))
+            in_flight = batch
+        if in_flight is not None:
+            yield from (_report(r, on_progress) for r in _finish(in_flight, store, signature))
+    finally:
+        # Interrupted: a batch not yet started is dropped (its items stay processing, retryable).
+        model_thread.shutdown(wait=True, cancel_futures=True)
 
 
 def ingest_document(
@@ -121,87 +154,195 @@ def _report(result: IngestResult, on_progress: Callable[[IngestResult], None] | 
     return result
 
 
-def _prepare(
-    document: DocumentInput, *, collection: Collection, embedder: Embedder, signature: str
-) -> IngestResult | _Pending:
-    item = Item.objects.filter(collection=collection, source=document.source).first()
-    if (
-        item is not None
-        and item.content_hash == document.digest
-        and item.embedding_status == EmbeddingStatus.COMPLETE
-        and item.metadata.get("ingest_config") == signature
-    ):
-        return IngestResult(document.source, Outcome.UNCHANGED, item.uid, item.chunk_count)
-    created = item is None
-    if item is None:
-        item, created = Item.objects.get_or_create(
-            collection=collection,
-            source=document.source,
-            defaults={"title": document.parsed.title[:500], "item_type": document.parsed.item_type},
-        )
-    Item.objects.filter(pk=item.pk).update(embedding_status=EmbeddingStatus.PROCESSING, embedding_error="")
+def _groups(
+    documents: Iterable[DocumentInput], batch_chunks: int, embedder: Embedder
+) -> Iterator[list[_Planned]]:
+    """Planned documents, grouped until at least `batch_chunks` chunks (or BATCH_DOCUMENTS) are pending."""
+    group: list[_Planned] = []
+    pending_chunks = 0
+    for document in documents:
+        # The same source twice (a URL given twice) is written in turn, never in one batch.
+        if any(planned.document.source == document.source for planned in group):
+            yield group
+            group, pending_chunks = [], 0
+        planned = _plan(document, embedder)
+        group.append(planned)
+        pending_chunks += len(planned.chunks)
+        if pending_chunks >= batch_chunks or len(group) >= BATCH_DOCUMENTS:
+            yield group
+            group, pending_chunks = [], 0
+    if group:
+        yield group
+
+
+def _plan(document: DocumentInput, embedder: Embedder) -> _Planned:
     try:
         chunks = plan_chunks(
             document.parsed,
             max_tokens=settings.CHUNK_MAX_TOKENS,
             overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
             count_tokens=embedder.count_tokens,
+            locate_tokens=embedder.token_starts,
         )
     except Exception as exc:
         logger.exception("chunking %s failed", document.source)
-        return _fail(item, document.source, exc)
+        return _Planned(document, [], exc)
     if not chunks:
-        return _fail(item, document.source, ValueError("no text or images to index"))
-    return _Pending(document=document, item=item, created=created, chunks=chunks)
+        return _Planned(document, [], ValueError("no text or images to index"))
+    return _Planned(document, chunks)
 
 
-def _flush(
-    pending: Sequence[_Pending], embedder: Embedder, store: ChunkStore, signature: str
-) -> list[IngestResult]:
-    if not pending:
-        return []
-    inputs = [chunk.embedding_input for p in pending for chunk in p.chunks]
+def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str) -> _Batch:
+    """Find or create the group's items; unchanged ones are done, the rest are marked processing."""
+    sources = [planned.document.source for planned in group]
+    items = {item.source: item for item in Item.objects.filter(collection=collection, source__in=sources)}
+    existing = set(items)
+    missing = [planned for planned in group if planned.document.source not in items]
+    if missing:
+        # Another process may create the same items meanwhile: theirs are kept, and read back.
+        Item.objects.bulk_create(
+            [
+                Item(
+                    collection=collection,
+                    source=planned.document.source,
+                    title=planned.document.parsed.title[:500],
+                    item_type=planned.document.parsed.item_type,
+                )
+                for planned in missing
+            ],
+            ignore_conflicts=True,
+        )
+        items.update(
+            (item.source, item)
+            for item in Item.objects.filter(
+                collection=collection, source__in=[planned.document.source for planned in missing]
+            )
+        )
+    batch = _Batch(results=[], claimed=[])
+    processing: list[int] = []
+    for planned in group:
+        document = planned.document
+        item = items[document.source]
+        if (
+            item.content_hash == document.digest
+            and item.embedding_status == EmbeddingStatus.COMPLETE
+            and item.metadata.get("ingest_config") == signature
+        ):
+            batch.results.append(IngestResult(document.source, Outcome.UNCHANGED, item.uid, item.chunk_count))
+        elif planned.error is not None:
+            batch.results.append(_fail(item, document.source, planned.error))
+        else:
+            processing.append(item.pk)
+            batch.claimed.append(_Claimed(document, item, document.source not in existing, planned.chunks))
+    if processing:
+        Item.objects.filter(pk__in=processing).update(
+            embedding_status=EmbeddingStatus.PROCESSING, embedding_error=""
+        )
+    return batch
+
+
+def _finish(batch: _Batch, store: ChunkStore, signature: str) -> list[IngestResult]:
+    """Wait for the batch's vectors, then store and write its items."""
+    if not batch.claimed or batch.vectors is None:
+        return batch.results
     try:
-        vectors = embedder.embed_batch(inputs)
+        vectors = batch.vectors.result()
     except Exception as exc:
-        logger.exception("embedding a batch of %d chunks failed", len(inputs))
-        return [_fail(p.item, p.document.source, exc) for p in pending]
+        logger.exception("embedding a batch of %d documents failed", len(batch.claimed))
+        return batch.results + [_fail(entry.item, entry.document.source, exc) for entry in batch.claimed]
+    entries: list[writes.ItemChunks] = []
     offset = 0
-    results = []
-    for entry in pending:
-        entry.vectors = vectors[offset : offset + len(entry.chunks)]
-        offset += len(entry.chunks)
-        results.append(_write(entry, store, signature))
+    for claimed in batch.claimed:
+        entries.append(_entry(claimed, vectors[offset : offset + len(claimed.chunks)], signature))
+        offset += len(claimed.chunks)
+    return batch.results + _write(batch.claimed, entries, store)
+
+
+def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> writes.ItemChunks:
+    document = claimed.document
+    # The version names the content and the configuration that chunked it, so a re-ingest under
+    # another configuration never overwrites the objects the current chunks point at.
+    version = hashlib.sha256(f"{document.digest}|{signature}".encode()).hexdigest()[:16]
+    return writes.ItemChunks(
+        item=claimed.item,
+        title=document.parsed.title,
+        item_type=document.parsed.item_type,
+        chunks=claimed.chunks,
+        vectors=vectors,
+        prefix=writes.storage_prefix(claimed.item.uid, version),
+        digest=document.digest,
+        metadata={**document.metadata, "ingest_config": signature},
+    )
+
+
+def _write(
+    claimed: Sequence[_Claimed], entries: Sequence[writes.ItemChunks], store: ChunkStore
+) -> list[IngestResult]:
+    stored: list[tuple[_Claimed, writes.ItemChunks]] = []
+    results: list[IngestResult] = []
+    for claim, entry in zip(claimed, entries, strict=True):
+        try:
+            _store_objects(entry, store)
+        except Exception as exc:
+            logger.exception("storing the chunks of %s failed", claim.document.source)
+            _discard_new_objects(entry, store)
+            results.append(_fail(claim.item, claim.document.source, exc))
+        else:
+            stored.append((claim, entry))
+    try:
+        with transaction.atomic():
+            old_prefixes = writes.replace_chunks([entry for _, entry in stored])
+    except Exception:
+        if len(stored) == 1:
+            claim, entry = stored[0]
+            return [*results, _write_one(claim, entry, store)]
+        # Find the item at fault: each on its own.
+        logger.warning("writing a batch of %d items failed; writing them one at a time", len(stored))
+        return results + [_write_one(claim, entry, store) for claim, entry in stored]
+    for claim, entry in stored:
+        _delete_old_objects(store, old_prefixes[claim.item.pk], keep=entry.prefix)
+        results.append(_written(claim, entry))
     return results
 
 
-def _write(entry: _Pending, store: ChunkStore, signature: str) -> IngestResult:
-    document = entry.document
-    prefix = writes.storage_prefix(entry.item.uid, document.digest[:16])
+def _write_one(claim: _Claimed, entry: writes.ItemChunks, store: ChunkStore) -> IngestResult:
     try:
-        for ordinal, chunk in enumerate(entry.chunks):
-            store.put(writes.text_key(prefix, ordinal), chunk.span.text.encode("utf-8"))
-            if chunk.image is not None:
-                store.put(writes.image_key(prefix, ordinal, chunk.image_extension), chunk.image.data)
         with transaction.atomic():
-            old_prefixes = writes.replace_chunks(
-                item=entry.item,
-                title=document.parsed.title,
-                item_type=document.parsed.item_type,
-                chunks=entry.chunks,
-                vectors=entry.vectors,
-                prefix=prefix,
-                digest=document.digest,
-                metadata={**document.metadata, "ingest_config": signature},
-            )
+            old_prefixes = writes.replace_chunks([entry])
     except Exception as exc:
-        logger.exception("writing %s failed", document.source)
-        return _fail(entry.item, document.source, exc)
-    # Old objects go only after the new chunks are committed.
-    for old_prefix in old_prefixes - {prefix}:
+        logger.exception("writing %s failed", claim.document.source)
+        _discard_new_objects(entry, store)
+        return _fail(claim.item, claim.document.source, exc)
+    _delete_old_objects(store, old_prefixes[claim.item.pk], keep=entry.prefix)
+    return _written(claim, entry)
+
+
+def _store_objects(entry: writes.ItemChunks, store: ChunkStore) -> None:
+    for ordinal, chunk in enumerate(entry.chunks):
+        store.put(writes.text_key(entry.prefix, ordinal), chunk.span.text.encode("utf-8"))
+        if chunk.image is not None:
+            store.put(writes.image_key(entry.prefix, ordinal, chunk.image_extension), chunk.image.data)
+
+
+def _discard_new_objects(entry: writes.ItemChunks, store: ChunkStore) -> None:
+    """Remove what a failed write stored, unless the item's current chunks point there too."""
+    in_use = Chunk.objects.filter(item_id=entry.item.pk, storage_key__startswith=f"{entry.prefix}/").exists()
+    if not in_use:
+        try:
+            store.delete_prefix(entry.prefix)
+        except Exception:
+            logger.exception("could not remove the objects under %s", entry.prefix)
+
+
+def _delete_old_objects(store: ChunkStore, old_prefixes: set[str], *, keep: str) -> None:
+    # Only after the new chunks are committed.
+    for old_prefix in old_prefixes - {keep}:
         store.delete_prefix(old_prefix)
-    outcome = Outcome.CREATED if entry.created else Outcome.UPDATED
-    return IngestResult(document.source, outcome, entry.item.uid, len(entry.chunks))
+
+
+def _written(claim: _Claimed, entry: writes.ItemChunks) -> IngestResult:
+    outcome = Outcome.CREATED if claim.created else Outcome.UPDATED
+    return IngestResult(claim.document.source, outcome, claim.item.uid, len(entry.chunks))
 
 
 def _fail(item: Item, source: str, exc: BaseException) -> IngestResult:

@@ -11,7 +11,13 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from mnemosyne.ingestion.chunking import SECTION_SEPARATOR, ChunkSpan, assign_pages, chunk_text
+from mnemosyne.ingestion.chunking import (
+    SECTION_SEPARATOR,
+    ChunkSpan,
+    TokenLocator,
+    assign_pages,
+    chunk_text,
+)
 from mnemosyne.ingestion.parsing import Heading, ImageAsset, ParsedDocument
 
 # Characters of surrounding text kept with an image's caption.
@@ -45,13 +51,23 @@ def header_text(title: str, section_path: str) -> str:
 
 
 def plan_chunks(
-    parsed: ParsedDocument, *, max_tokens: int, overlap_tokens: int, count_tokens: Callable[[str], int]
+    parsed: ParsedDocument,
+    *,
+    max_tokens: int,
+    overlap_tokens: int,
+    count_tokens: Callable[[str], int],
+    locate_tokens: TokenLocator | None = None,
 ) -> list[PlannedChunk]:
+    """The document's chunks; `locate_tokens`, when given, lets the chunker tokenize each text once."""
     spans: list[ChunkSpan] = []
     if parsed.item_type != "image":  # a standalone image's text is only its caption
         if parsed.page_starts:
             spans = _chunk_by_page(
-                parsed, max_tokens=max_tokens, overlap_tokens=overlap_tokens, count_tokens=count_tokens
+                parsed,
+                max_tokens=max_tokens,
+                overlap_tokens=overlap_tokens,
+                count_tokens=count_tokens,
+                locate_tokens=locate_tokens,
             )
         else:
             spans = chunk_text(
@@ -60,6 +76,7 @@ def plan_chunks(
                 overlap_tokens=overlap_tokens,
                 count_tokens=count_tokens,
                 markdown=parsed.markdown,
+                locate_tokens=locate_tokens,
             )
     planned = [PlannedChunk(span=span, header=header_text(parsed.title, span.section_path)) for span in spans]
     planned.extend(_image_chunk(parsed, image, spans, count_tokens) for image in parsed.images)
@@ -67,7 +84,12 @@ def plan_chunks(
 
 
 def _chunk_by_page(
-    parsed: ParsedDocument, *, max_tokens: int, overlap_tokens: int, count_tokens: Callable[[str], int]
+    parsed: ParsedDocument,
+    *,
+    max_tokens: int,
+    overlap_tokens: int,
+    count_tokens: Callable[[str], int],
+    locate_tokens: TokenLocator | None,
 ) -> list[ChunkSpan]:
     """Chunks never cross a page boundary or a section start (the PDF's outline), so every chunk
     cites exactly one page and one section."""
@@ -87,6 +109,7 @@ def _chunk_by_page(
             overlap_tokens=overlap_tokens,
             count_tokens=count_tokens,
             markdown=parsed.markdown,
+            locate_tokens=locate_tokens,
         ):
             spans.append(
                 replace(

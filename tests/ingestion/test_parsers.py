@@ -24,8 +24,13 @@ def count_words(text: str) -> int:
 
 
 def chunks(text: str, *, max_tokens: int, markdown: bool, overlap_tokens: int = 0) -> list[ChunkSpan]:
-    limits = {"max_tokens": max_tokens, "overlap_tokens": overlap_tokens}
-    return chunk_text(text, **limits, count_tokens=count_words, markdown=markdown)
+    return chunk_text(
+        text,
+        max_tokens=max_tokens,
+        overlap_tokens=overlap_tokens,
+        count_tokens=count_words,
+        markdown=markdown,
+    )
 
 
 def encrypted(data: bytes, *, user_password: str) -> bytes:

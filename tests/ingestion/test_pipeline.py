@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
+from pytest_django.fixtures import Settings
 
+from mnemosyne.ingestion import concepts, writes
 from mnemosyne.ingestion.chunking import normalise_text
 from mnemosyne.ingestion.embedding import Embedder
 from mnemosyne.ingestion.runner import ingest_paths
@@ -111,6 +115,9 @@ def test_a_failed_item_keeps_its_previous_chunks(embedder: Embedder, tmp_path: P
         def count_tokens(self, text: str) -> int:
             return len(text.split())
 
+        def token_starts(self, text: str) -> list[int]:
+            return [match.start() for match in re.finditer(r"\S+", text)]
+
     (docs / "a.md").write_text("# A\n\nChanged content about lakes.\n")
     reports: list[str] = []
     summary = ingest_paths([docs], collection=collection, report=reports.append, embedder=BrokenEmbedder())
@@ -136,3 +143,60 @@ def test_it_does_not_follow_symlinks_out_of_the_root(embedder: Embedder, tmp_pat
 
     assert [r.source for r in summary.results] == ["root/onboarding.txt"]
     assert any("outside" in entry.reason for entry in summary.skipped)
+
+
+def test_an_item_that_cannot_be_written_fails_alone_and_its_batch_is_written(
+    embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "batch"
+    docs.mkdir()
+    for name, topic in (("a", "rivers"), ("b", "poison"), ("c", "mountains")):
+        (docs / f"{name}.md").write_text(f"# {name.upper()}\n\nA short note about {topic}.\n")
+    collection = ensure_collection(library=ensure_library(name="Batch"), name="all")
+
+    def extract_or_fail(text: str, **kwargs: int) -> list[concepts.Concept]:
+        if "poison" in text:
+            raise RuntimeError("this chunk breaks the concept extractor")
+        return concepts.extract_concepts(text, **kwargs)
+
+    monkeypatch.setattr(writes, "extract_concepts", extract_or_fail)
+    summary = ingest_paths([docs], collection=collection, report=lambda line: None, embedder=embedder)
+
+    # The three share one batch; its transaction fails, and each item is then written on its own.
+    outcomes = {result.source: result.outcome.value for result in summary.results}
+    assert outcomes == {"batch/a.md": "created", "batch/b.md": "failed", "batch/c.md": "created"}
+    failed = Item.objects.get(source="batch/b.md")
+    assert failed.embedding_status == EmbeddingStatus.FAILED
+    assert "breaks the concept extractor" in failed.embedding_error
+    assert not Chunk.objects.filter(item=failed).exists()
+    for source in ("batch/a.md", "batch/c.md"):
+        item = Item.objects.get(source=source)
+        assert item.embedding_status == EmbeddingStatus.COMPLETE
+        assert Chunk.objects.filter(item=item).count() == item.chunk_count == 1
+    # What the failed item had stored is gone again.
+    left = (django_settings.MNEMOSYNE_DATA_DIR / "chunks" / "items" / failed.uid).rglob("*")
+    assert not [path for path in left if path.is_file()]
+
+
+def test_a_new_chunking_configuration_keeps_the_current_objects_until_the_swap(
+    embedder: Embedder, tmp_path: Path, settings: Settings
+) -> None:
+    docs = tmp_path / "config"
+    docs.mkdir()
+    (docs / "long.md").write_text("# Long\n\n" + " ".join(f"Sentence {n} is about tides." for n in range(60)))
+    collection = ensure_collection(library=ensure_library(name="Config"), name="all")
+    ingest_paths([docs], collection=collection, report=lambda line: None, embedder=embedder)
+    before = list(Chunk.objects.filter(item__source="config/long.md").values_list("storage_key", flat=True))
+
+    settings.CHUNK_MAX_TOKENS = 64
+    summary = ingest_paths([docs], collection=collection, report=lambda line: None, embedder=embedder)
+
+    assert summary.counts()["updated"] == 1
+    after = list(Chunk.objects.filter(item__source="config/long.md").values_list("storage_key", flat=True))
+    assert len(after) > len(before)
+    # Same bytes, other configuration: new objects under a new prefix, the old ones removed after.
+    assert {key.rsplit("/", 1)[0] for key in after}.isdisjoint({key.rsplit("/", 1)[0] for key in before})
+    store = get_chunk_store()
+    for key in before:
+        with pytest.raises(KeyError):
+            store.get(key)

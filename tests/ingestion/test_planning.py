@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from mnemosyne.ingestion.embedding import Embedder
 from mnemosyne.ingestion.parsing import Heading, ParsedDocument, parse_bytes
 from mnemosyne.ingestion.planning import plan_chunks, section_starts
+from tests.conftest import FIXTURES
 from tests.documents import outlined_pdf
+
+FIXTURE_TEXTS = [FIXTURES / "docs" / "backups.md", FIXTURES / "docs" / "onboarding.txt"]
 
 
 def words(text: str) -> int:
@@ -53,3 +57,51 @@ def test_text_before_the_first_heading_has_no_section() -> None:
         ("", "Preface text."),
         ("Chapter one", "Chapter one text."),
     ]
+
+
+MIXED_TEXT = """# Café operations — naïve guide
+
+Grinders need calibration every 3.14 days; e.g. the Mazzer-style units (see https://example.com/x?y=1).
+Don't over-extract: the shot's yield is 2× the dose. 東京の店舗 use the same rules!
+
+```python
+def brew(dose: float) -> float:
+    return dose * 2.0
+```
+
+## Cleaning
+
+A verylongwordwithoutanybreaksthatgoesonandonandonforalongtimewithoutstopping appears here.
+Back-flush daily. Descale monthly. Replace gaskets yearly. """ + " ".join(
+    f"Sentence {n} talks about milk steaming, latte art and the grinder's burrs." for n in range(40)
+)
+
+
+def test_counting_from_token_offsets_gives_the_same_chunks_as_tokenizing_each_span(
+    embedder: Embedder,
+) -> None:
+    documents = [
+        parse_bytes(MIXED_TEXT.encode(), filename="guide.md"),
+        parse_bytes(outlined_pdf(), filename="outlined.pdf"),
+        *(parse_bytes(path.read_bytes(), filename=path.name) for path in FIXTURE_TEXTS),
+    ]
+    # Small windows split the guide at every level: blocks, sentences, lines, words.
+    assert (
+        len(plan_chunks(documents[0], max_tokens=40, overlap_tokens=10, count_tokens=embedder.count_tokens))
+        > 20
+    )
+    for parsed in documents:
+        for max_tokens, overlap in ((40, 10), (200, 40)):
+            slow = plan_chunks(
+                parsed, max_tokens=max_tokens, overlap_tokens=overlap, count_tokens=embedder.count_tokens
+            )
+            fast = plan_chunks(
+                parsed,
+                max_tokens=max_tokens,
+                overlap_tokens=overlap,
+                count_tokens=embedder.count_tokens,
+                locate_tokens=embedder.token_starts,
+            )
+            assert [chunk.span for chunk in fast] == [chunk.span for chunk in slow]
+            for chunk in fast:
+                assert chunk.span.token_count == embedder.count_tokens(chunk.span.text)
