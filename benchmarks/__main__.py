@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import subprocess
 import sys
 import tempfile
 import time
@@ -76,6 +77,14 @@ def configure_django(data_dir: Path) -> None:
     os.environ["CHUNK_STORE"] = "filesystem"
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / ".gitignore").write_text("*\n")
+    # The embedded server applies its settings (shared_buffers) from its next start: a process of
+    # its own starts it once and, as its last user, stops it, so this run starts it configured.
+    subprocess.run(
+        [sys.executable, "-c", "import mnemosyne, django; django.setup()"],
+        cwd=ROOT,
+        check=True,
+        env=os.environ,
+    )
     import django
 
     django.setup()

@@ -31,7 +31,16 @@ def server_versions() -> dict[str, str]:
         (postgres,) = cursor.fetchone() or ("unknown",)
         cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         row = cursor.fetchone()
-    return {"PostgreSQL": str(postgres), "pgvector": str(row[0]) if row else "not installed"}
+        cursor.execute(
+            "SELECT current_setting('shared_buffers'), pending_restart"
+            " FROM pg_settings WHERE name = 'shared_buffers'"
+        )
+        buffers, pending = cursor.fetchone() or ("unknown", False)
+    return {
+        "PostgreSQL": str(postgres),
+        "pgvector": str(row[0]) if row else "not installed",
+        "PostgreSQL shared_buffers": f"{buffers}{' (another value is pending a restart)' if pending else ''}",
+    }
 
 
 def reset() -> None:

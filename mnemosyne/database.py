@@ -9,6 +9,7 @@ last of them exits.
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -53,12 +54,28 @@ def parse_database_url(url: str) -> dict[str, Any]:
 
 # Server settings for the embedded PostgreSQL, written with ALTER SYSTEM at every start:
 # short search queries gain nothing from JIT compilation (it costs milliseconds when the
-# planner's estimate crosses jit_above_cost), and a larger buffer cache keeps the indexes of a
-# 100k-chunk library in memory (shared_buffers applies from the server's next start).
-EMBEDDED_SERVER_SETTINGS = {"jit": "off", "shared_buffers": "512MB"}
+# planner's estimate crosses jit_above_cost). shared_buffers (see below) applies from the
+# server's next start.
+EMBEDDED_SERVER_SETTINGS = {"jit": "off"}
+MIN_SHARED_BUFFERS_MB = 128
+MAX_DEFAULT_SHARED_BUFFERS_MB = 8192
 
 
-def embedded_database_url(data_dir: Path) -> str:
+def default_shared_buffers_mb() -> int:
+    """A quarter of the machine's memory (PostgreSQL's usual advice), from 128 MB up to 8 GB.
+
+    The buffer cache is shared memory: only what the database actually reads becomes resident,
+    so a small library costs little however large the setting. A large library's indexes then stay
+    in PostgreSQL's own cache, which the kernel cannot reclaim the way it drops idle file pages.
+    """
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return MIN_SHARED_BUFFERS_MB
+    return max(MIN_SHARED_BUFFERS_MB, min(MAX_DEFAULT_SHARED_BUFFERS_MB, memory // 4 // 2**20))
+
+
+def embedded_database_url(data_dir: Path, *, shared_buffers_mb: int | None = None) -> str:
     """Start (or join) the embedded server and return a URL for its database."""
     import psycopg
 
@@ -77,7 +94,8 @@ def embedded_database_url(data_dir: Path) -> str:
         if not exists:
             logger.info("creating database %s in the embedded server", EMBEDDED_DATABASE_NAME)
             conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE_NAME}"')
-        for name, value in EMBEDDED_SERVER_SETTINGS.items():
+        buffers = shared_buffers_mb if shared_buffers_mb is not None else default_shared_buffers_mb()
+        for name, value in {**EMBEDDED_SERVER_SETTINGS, "shared_buffers": f"{buffers}MB"}.items():
             conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
         conn.execute("SELECT pg_reload_conf()")
     return server.get_uri(database=EMBEDDED_DATABASE_NAME)

@@ -12,6 +12,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from psycopg.conninfo import conninfo_to_dict
 
+from mnemosyne import database
 from mnemosyne.database import parse_database_url
 from mnemosyne.env import envbool, envchoice, envint, envlist
 
@@ -233,6 +234,17 @@ def test_it_reads_a_url_the_way_libpq_does(url: str) -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("memory_mb", "expected"), [(256, 128), (4096, 1024), (24 * 1024, 6 * 1024), (128 * 1024, 8192)]
+)
+def test_the_embedded_buffer_cache_is_a_quarter_of_memory_within_bounds(
+    monkeypatch: pytest.MonkeyPatch, memory_mb: int, expected: int
+) -> None:
+    pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": memory_mb * 2**20 // 4096}
+    monkeypatch.setattr(database.os, "sysconf", lambda name: pages[name])
+    assert database.default_shared_buffers_mb() == expected
+
+
 @pytest.mark.parametrize("url", ["postgres://h", "postgres://h/", "postgres://u:p@h:5432/"])
 def test_it_requires_a_database_name(url: str) -> None:
     with pytest.raises(ImproperlyConfigured, match="DATABASE_URL must name a database"):
@@ -279,6 +291,7 @@ SETTINGS_VARIABLES = (
     "SEARCH_HNSW_EF_SEARCH",
     "DATABASE_URL",
     "DATABASE_CONN_MAX_AGE",
+    "EMBEDDED_POSTGRES_SHARED_BUFFERS_MB",
     "DJANGO_SETTINGS_MODULE",
 )
 # Nothing connects at import, so an unreachable server is fine.
@@ -329,6 +342,11 @@ def import_settings(
         ({"EMBEDDING_BATCH_SIZE": "0"}, "EMBEDDING_BATCH_SIZE"),
         ({"DATABASE_CONN_MAX_AGE": "-1"}, "DATABASE_CONN_MAX_AGE"),
         ({"DATABASE_URL": "mysql://u:p@h/db"}, "DATABASE_URL"),
+        # Read before the embedded server would start, so nothing starts.
+        (
+            {"DATABASE_URL": None, "EMBEDDED_POSTGRES_SHARED_BUFFERS_MB": "64"},
+            "EMBEDDED_POSTGRES_SHARED_BUFFERS_MB",
+        ),
     ],
     ids=lambda value: value if isinstance(value, str) else ",".join(f"{k}={v}" for k, v in value.items()),
 )

@@ -11,6 +11,7 @@ import hashlib
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -25,6 +26,8 @@ logger = logging.getLogger(__name__)
 
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
 BUNDLED_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+# Query vectors kept, most recently used first out.
+RECENT_QUERIES = 512
 
 
 class ModelIntegrityError(ImproperlyConfigured):
@@ -38,7 +41,7 @@ class Embedder(Protocol):
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]: ...
 
-    def embed_query(self, text: str) -> list[float]: ...
+    def embed_query(self, text: str, *, cached: bool = True) -> list[float]: ...
 
     def count_tokens(self, text: str) -> int: ...
 
@@ -105,6 +108,8 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
         # The model is shared by threads (MCP tool calls run in a thread pool).
         self._lock = threading.Lock()
+        self._recent_queries: OrderedDict[str, tuple[float, ...]] = OrderedDict()
+        self._recent_lock = threading.Lock()
         self.query_backend = "torch"
         self._query_encoder: query_encoder.OnnxQueryEncoder | None = None
         if query_backend == "onnx":
@@ -143,10 +148,25 @@ class SentenceTransformerEmbedder:
             )
         return [vector.tolist() for vector in vectors]
 
-    def embed_query(self, text: str) -> list[float]:
+    def embed_query(self, text: str, *, cached: bool = True) -> list[float]:
+        """The query's vector; a query embedded recently is not embedded again unless `cached` is off.
+
+        Paging through results (next_cursor) runs the same query again, and so do clients retrying.
+        """
+        with self._recent_lock:
+            recent = self._recent_queries.get(text) if cached else None
+            if recent is not None:
+                self._recent_queries.move_to_end(text)
+                return list(recent)
         if self._query_encoder is None:
-            return self.embed_batch([text])[0]
-        vector: list[float] = self._query_encoder.embed([text])[0].tolist()
+            vector = self.embed_batch([text])[0]
+        else:
+            vector = self._query_encoder.embed([text])[0].tolist()
+        if cached:
+            with self._recent_lock:
+                self._recent_queries[text] = tuple(vector)
+                if len(self._recent_queries) > RECENT_QUERIES:
+                    self._recent_queries.popitem(last=False)
         return vector
 
     def count_tokens(self, text: str) -> int:

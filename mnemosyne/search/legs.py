@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Q
 from pgvector.django import CosineDistance
 
@@ -99,10 +101,8 @@ def _id_of(model: type[Library] | type[Collection], uid: str | None) -> int | No
 
 def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tuple[int, float]]:
     """HNSW cosine search; the query vector is a bound parameter so the index is used."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(settings.SEARCH_HNSW_EF_SEARCH)])
-        # pgvector 0.8: keep scanning the graph until filtered searches fill `limit`.
-        cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+    with connection.cursor() as cursor:
+        _hnsw_session_settings(cursor)
         rows = list(
             Chunk.objects.filter(filters.q(), embedding__isnull=False)
             .annotate(distance=CosineDistance("embedding", list(vector)))
@@ -112,6 +112,29 @@ def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tu
     # relaxed_order may return neighbours slightly out of order.
     rows.sort(key=lambda row: row[1])
     return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
+
+
+# Database sessions (raw connections) that already carry the vector leg's settings, with the
+# ef_search they carry: set once per connection, not in a transaction around every search.
+_HNSW_SESSIONS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+
+def _hnsw_session_settings(cursor: CursorWrapper) -> None:
+    """hnsw.ef_search, and pgvector 0.8's iterative scans so filtered searches still fill `limit`.
+
+    Inside a transaction they are set for that transaction only: its rollback would undo them.
+    """
+    ef_search = settings.SEARCH_HNSW_EF_SEARCH
+    local = connection.in_atomic_block
+    raw = connection.connection
+    if not local and _HNSW_SESSIONS.get(raw) == ef_search:
+        return
+    cursor.execute(
+        "SELECT set_config('hnsw.ef_search', %s, %s), set_config('hnsw.iterative_scan', 'relaxed_order', %s)",
+        [str(ef_search), local, local],
+    )
+    if not local:
+        _HNSW_SESSIONS[raw] = ef_search
 
 
 # Concepts the query's concepts are expanded to before chunks are looked up.
@@ -136,7 +159,8 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
             " AND p.chunk_id IN (SELECT id FROM library_chunk"
             " WHERE search_vector @@ websearch_to_tsquery('english', %(query)s))"
         )
-    # Per term: w = IDF·(k1 + 1); per posting: w·tf / (tf + k1·(1 - b) + k1·b·dl/avgdl).
+    # Per term: w = IDF·(k1 + 1); per posting: w·tf / (tf + k1·(1 - b) + k1·b·dl/avgdl), in float8
+    # (a numeric literal would make every posting's arithmetic numeric, several times slower).
     sql = f"""
         WITH stats AS (
             SELECT greatest(chunk_count, 1)::float8 AS n,
@@ -145,9 +169,9 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
         ), query_terms AS (
             SELECT t.id,
                    ln(1 + (s.n - t.document_frequency + 0.5::float8) / (t.document_frequency + 0.5::float8))
-                       * (%(k1)s + 1) AS w,
-                   %(k1)s * (1 - %(b)s) AS c1,
-                   %(k1)s * %(b)s / s.avgdl AS c2
+                       * (%(k1)s::float8 + 1) AS w,
+                   %(k1)s::float8 * (1 - %(b)s::float8) AS c1,
+                   %(k1)s::float8 * %(b)s::float8 / s.avgdl AS c2
             FROM library_term t CROSS JOIN stats s
             WHERE t.lexeme = ANY (tsvector_to_array(to_tsvector('english', %(query)s)))
               AND t.document_frequency > 0
@@ -216,7 +240,32 @@ def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float
     return found
 
 
+# What a hit shows and cites; an item's metadata, a chunk's tsvector and (unless asked) its vector stay.
+_HIT_FIELDS = (
+    "uid",
+    "ordinal",
+    "kind",
+    "mime_type",
+    "image_key",
+    "text_preview",
+    "section_path",
+    "page",
+    "char_start",
+    "char_end",
+    "token_count",
+    "storage_key",
+    "item__uid",
+    "item__title",
+    "item__source",
+    "collection__uid",
+    "collection__name",
+    "library__uid",
+    "library__name",
+)
+
+
 def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, Chunk]:
-    chunks = Chunk.objects.filter(id__in=list(ids)).select_related("item", "collection", "library")
-    chunks = chunks.defer("search_vector") if with_embeddings else chunks.defer("embedding", "search_vector")
+    fields = (*_HIT_FIELDS, "embedding") if with_embeddings else _HIT_FIELDS
+    related = Chunk.objects.select_related("item", "collection", "library")
+    chunks = related.filter(id__in=list(ids)).only(*fields)
     return {chunk.id: chunk for chunk in chunks}

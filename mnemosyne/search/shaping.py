@@ -33,26 +33,46 @@ def collapse_near_duplicates(
 ) -> tuple[list[int], dict[int, list[int]]]:
     """Keep the first of each group of near-identical texts (in the given, best-first order).
 
-    Returns the kept indices and, for each kept index, the indices folded into it.
+    Returns the kept indices and, for each kept index, the indices folded into it: a text folds
+    into the first kept one it shares at least `threshold` of their shingles with (Jaccard).
+    Shared shingles are counted through an index of the kept texts' shingles, so texts with
+    nothing in common cost nothing to compare.
     """
     kept: list[int] = []
-    kept_shingles: list[frozenset[tuple[str, ...]]] = []
+    sizes: list[int] = []
+    holders: dict[tuple[str, ...], list[int]] = {}  # shingle → positions in `kept` of texts with it
     folded: dict[int, list[int]] = {}
     for index, text in enumerate(texts):
         current = shingles(text)
         size = len(current)
-        for position, other in enumerate(kept_shingles):
-            # Jaccard is at most the ratio of the smaller set to the larger: skip hopeless pairs.
-            smaller, larger = sorted((size, len(other)))
-            if smaller < threshold * larger:
-                continue
-            if jaccard(current, other) >= threshold:
-                folded.setdefault(kept[position], []).append(index)
-                break
-        else:
-            kept.append(index)
-            kept_shingles.append(current)
+        common: dict[int, int] = {}
+        for shingle in current:
+            for position in holders.get(shingle, ()):
+                common[position] = common.get(position, 0) + 1
+        if size == 0:
+            # Only another empty text is identical to an empty one.
+            common = {position: 0 for position, other in enumerate(sizes) if other == 0}
+        match = next(
+            (
+                position
+                for position in sorted(common)
+                if _jaccard_of_counts(common[position], size, sizes[position]) >= threshold
+            ),
+            None,
+        )
+        if match is not None:
+            folded.setdefault(kept[match], []).append(index)
+            continue
+        for shingle in current:
+            holders.setdefault(shingle, []).append(len(kept))
+        kept.append(index)
+        sizes.append(size)
     return kept, folded
+
+
+def _jaccard_of_counts(common: int, size: int, other: int) -> float:
+    union = size + other - common
+    return 1.0 if union == 0 else common / union
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:

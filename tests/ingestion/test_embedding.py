@@ -124,3 +124,29 @@ def test_concurrent_queries_get_the_same_vectors(embedder: SentenceTransformerEm
     with ThreadPoolExecutor(max_workers=6) as pool:
         together = list(pool.map(embedder.embed_query, queries))
     assert np.allclose(np.asarray(alone), np.asarray(together), atol=1e-6)
+
+
+def test_a_repeated_query_is_embedded_once(
+    embedder: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert embedder._query_encoder is not None
+    runs: list[list[str]] = []
+    encode = embedder._query_encoder.embed
+
+    def counted(texts: list[str]) -> np.ndarray:
+        runs.append(texts)
+        return encode(texts)
+
+    monkeypatch.setattr(embedder._query_encoder, "embed", counted)
+    query = "a query asked twice, as paging through results does"
+    first = embedder.embed_query(query)
+    first[0] = 42.0  # the caller's copy; the remembered vector is not touched
+    second = embedder.embed_query(query)
+    assert runs == [[query]]
+    assert second != first and second == embedder.embed_query(query)
+    assert len(second) == 384
+    # Uncached (as the benchmark times it): embedded again, and not remembered either.
+    other = "a query the benchmark times"
+    embedder.embed_query(other, cached=False)
+    embedder.embed_query(other)
+    assert runs == [[query], [other], [other]]

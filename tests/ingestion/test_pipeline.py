@@ -109,7 +109,7 @@ def test_a_failed_item_keeps_its_previous_chunks(embedder: Embedder, tmp_path: P
         def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
             raise RuntimeError("the model fell over")
 
-        def embed_query(self, text: str) -> list[float]:
+        def embed_query(self, text: str, *, cached: bool = True) -> list[float]:
             raise RuntimeError("the model fell over")
 
         def count_tokens(self, text: str) -> int:

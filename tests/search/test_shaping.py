@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from mnemosyne.search.shaping import (
@@ -71,3 +73,27 @@ def test_the_budget_keeps_what_fits_but_always_one() -> None:
 
 def test_token_estimates_err_on_the_high_side() -> None:
     assert estimate_tokens("x" * 300) >= 75
+
+
+def pairwise_collapse(texts: list[str], threshold: float = 0.8) -> tuple[list[int], dict[int, list[int]]]:
+    """The definition, comparing every text with every kept one."""
+    kept: list[int] = []
+    folded: dict[int, list[int]] = {}
+    for index, text in enumerate(texts):
+        match = next((k for k in kept if jaccard(shingles(text), shingles(texts[k])) >= threshold), None)
+        if match is None:
+            kept.append(index)
+        else:
+            folded.setdefault(match, []).append(index)
+    return kept, folded
+
+
+def test_collapsing_through_the_shingle_index_matches_the_pairwise_definition() -> None:
+    rng = random.Random(7)
+    words = ["tide", "flood", "ebb", "river", "delta", "silt", "barrage", "turbine", "sluice", "lock"]
+    for _ in range(300):
+        base = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 14))) for _ in range(6)]
+        # Near copies of a few texts, some empty ones, and unrelated ones, in any order.
+        texts = [*base, *(text + " " + rng.choice(words) for text in base[:3]), "", ""]
+        rng.shuffle(texts)
+        assert collapse_near_duplicates(texts) == pairwise_collapse(texts)
