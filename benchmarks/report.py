@@ -134,7 +134,10 @@ def _search(sizes: list[SearchSize]) -> list[str]:
         cells = " | ".join(f"{number(size.p50(stage))} | {number(size.p95(stage))}" for size in sizes)
         lines.append(f"| {label} | {cells} |")
     rest = " | ".join(f"{number(size.rest_p50)} | " for size in sizes)
-    lines.append(f"| rest of the service: fusion, hydration, shaping (derived, median) | {rest} |")
+    lines.append(
+        "| rest of the service: fusion, hydration, collapsing (derived: service − the longer of "
+        f"embedding + vector leg and full-text leg, median) | {rest} |"
+    )
     overhead = " | ".join(f"{number(100 * size.mcp_overhead)} % | " for size in sizes)
     lines += [f"| MCP + HTTP overhead, (MCP p50 − service p50) / service p50 | {overhead} |", ""]
     lines += _targets(sizes)

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from mnemosyne.ingestion import query_encoder
+from mnemosyne.ingestion.memory import release_free_memory
 from mnemosyne.library.models import EMBEDDING_DIMENSIONS
 
 logger = logging.getLogger(__name__)
@@ -146,6 +147,7 @@ class SentenceTransformerEmbedder:
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
+            release_free_memory()
         return [vector.tolist() for vector in vectors]
 
     def embed_query(self, text: str, *, cached: bool = True) -> list[float]:
