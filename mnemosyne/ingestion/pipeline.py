@@ -132,6 +132,27 @@ def ingest_documents(
         model_thread.shutdown(wait=True, cancel_futures=True)
 
 
+def unchanged_result(
+    *, collection: Collection, source: str, digest: str, embedder: Embedder
+) -> IngestResult | None:
+    """The result for an item already ingested from these very bytes and settings, else None.
+
+    Lets a caller skip reading a document it would only find unchanged (one indexed query).
+    """
+    item = (
+        Item.objects.filter(
+            collection=collection,
+            source=source,
+            content_hash=digest,
+            embedding_status=EmbeddingStatus.COMPLETE,
+            metadata__ingest_config=ingest_config_signature(embedder),
+        )
+        .only("uid", "chunk_count")
+        .first()
+    )
+    return None if item is None else IngestResult(source, Outcome.UNCHANGED, item.uid, item.chunk_count)
+
+
 def ingest_document(
     *,
     collection: Collection,

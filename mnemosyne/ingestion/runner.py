@@ -14,7 +14,14 @@ from tqdm import tqdm
 from mnemosyne.ingestion.embedding import Embedder, get_embedder
 from mnemosyne.ingestion.fetch import FetchFailed, fetch_url
 from mnemosyne.ingestion.parsing import SUPPORTED_SUFFIXES, DocumentRejected, parse_bytes
-from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, Outcome, content_hash, ingest_documents
+from mnemosyne.ingestion.pipeline import (
+    DocumentInput,
+    IngestResult,
+    Outcome,
+    content_hash,
+    ingest_documents,
+    unchanged_result,
+)
 from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Collection, Item
@@ -90,15 +97,20 @@ def ingest_paths(
             report(f"{result.outcome.value} {result.source} ({result.chunk_count} chunks)")
         bar.update(1)
 
+    def known(source: str, digest: str) -> IngestResult | None:
+        return unchanged_result(collection=collection, source=source, digest=digest, embedder=embedder)
+
     def documents() -> Iterator[DocumentInput]:
         # Files are read (and URLs fetched) one at a time, as the pipeline asks for them.
         for source_file in inputs.files:
             bar.set_postfix_str(source_file.source[-40:], refresh=False)
-            document = read_file(source_file)
+            document = read_file(source_file, unchanged=known)
             if isinstance(document, Skipped):
                 summary.skipped.append(document)
                 report(f"skipped {document.path}: {document.reason}")
                 bar.update(1)
+            elif isinstance(document, IngestResult):
+                on_result(document)
             else:
                 yield document
         for url in inputs.urls:
@@ -126,7 +138,10 @@ def ingest_paths(
     return summary
 
 
-def read_file(source_file: SourceFile) -> DocumentInput | Skipped:
+def read_file(
+    source_file: SourceFile, *, unchanged: Callable[[str, str], IngestResult | None] | None = None
+) -> DocumentInput | Skipped | IngestResult:
+    """Read and parse a file; with `unchanged`, a file whose item is up to date is not even parsed."""
     path = source_file.path
     try:
         size = path.stat().st_size
@@ -135,13 +150,16 @@ def read_file(source_file: SourceFile) -> DocumentInput | Skipped:
                 path, f"{size} bytes is over INGEST_MAX_FILE_BYTES ({settings.INGEST_MAX_FILE_BYTES})"
             )
         data = path.read_bytes()
+        digest = content_hash(data)
+        if unchanged is not None and (result := unchanged(source_file.source, digest)) is not None:
+            return result
         parsed = parse_bytes(data, filename=path.name)
     except DocumentRejected as exc:
         return Skipped(path, str(exc))
     except OSError as exc:
         return Skipped(path, f"cannot read: {exc.strerror or exc}")
     return DocumentInput(
-        source=source_file.source, parsed=parsed, digest=content_hash(data), metadata={"path": str(path)}
+        source=source_file.source, parsed=parsed, digest=digest, metadata={"path": str(path)}
     )
 
 

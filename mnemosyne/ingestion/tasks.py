@@ -20,7 +20,13 @@ from django.tasks import task
 from mnemosyne.ingestion.embedding import get_embedder
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
 from mnemosyne.ingestion.parsing import SUPPORTED_SUFFIXES
-from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, Outcome, ingest_documents
+from mnemosyne.ingestion.pipeline import (
+    DocumentInput,
+    IngestResult,
+    Outcome,
+    ingest_documents,
+    unchanged_result,
+)
 from mnemosyne.ingestion.runner import Report, RunSummary, prune_missing, read_file, read_url
 from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url
 from mnemosyne.library.models import Collection
@@ -35,18 +41,24 @@ class IngestTaskFailed(Exception):
 def ingest_source(*, collection_id: int, location: str, source: str) -> dict[str, object]:
     """Ingest one file (absolute path) or URL as the item `source`; raise when it is not ingested."""
     collection = Collection.objects.get(pk=collection_id)
+    embedder = get_embedder()
     document: DocumentInput | Skipped | IngestResult
     if is_url(location):
         document = read_url(location)
     else:
-        document = read_file(SourceFile(path=Path(location), source=source))
+
+        def known(source: str, digest: str) -> IngestResult | None:
+            return unchanged_result(collection=collection, source=source, digest=digest, embedder=embedder)
+
+        document = read_file(SourceFile(path=Path(location), source=source), unchanged=known)
     if isinstance(document, Skipped):
         raise IngestTaskFailed(f"skipped {source}: {document.reason}")
     if isinstance(document, IngestResult):
-        raise IngestTaskFailed(f"failed {source}: {document.error}")
-    (result,) = ingest_documents(
-        collection=collection, documents=[document], embedder=get_embedder(), store=get_chunk_store()
-    )
+        result = document
+    else:
+        (result,) = ingest_documents(
+            collection=collection, documents=[document], embedder=embedder, store=get_chunk_store()
+        )
     if result.outcome == Outcome.FAILED:
         raise IngestTaskFailed(f"failed {source}: {result.error}")
     return {

@@ -11,9 +11,10 @@ import pytest
 from django.conf import settings as django_settings
 from pytest_django.fixtures import Settings
 
-from mnemosyne.ingestion import concepts, writes
+from mnemosyne.ingestion import concepts, runner, writes
 from mnemosyne.ingestion.chunking import normalise_text
 from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.ingestion.parsing import ParsedDocument
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
@@ -54,16 +55,27 @@ def test_it_keeps_full_text_in_the_chunk_store_with_exact_offsets(embedder: Embe
     assert any(path.endswith("Schedule") for path in sections)
 
 
-def test_it_skips_unchanged_items_on_reingest(embedder: Embedder) -> None:
+def test_it_skips_unchanged_items_on_reingest_without_parsing_them(
+    embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, collection, _ = ingest_fixture_docs(embedder)
     before = dict(Chunk.objects.values_list("uid", "storage_key"))
+    parsed: list[str] = []
+    parse = runner.parse_bytes
 
+    def counting_parse(data: bytes, *, filename: str) -> ParsedDocument:
+        parsed.append(filename)
+        return parse(data, filename=filename)
+
+    monkeypatch.setattr(runner, "parse_bytes", counting_parse)
     summary = ingest_paths(
         [FIXTURES / "docs"], collection=collection, report=lambda line: None, embedder=embedder
     )
 
     assert summary.counts()["unchanged"] == 3
     assert dict(Chunk.objects.values_list("uid", "storage_key")) == before
+    # Only the two files that were skipped as unreadable are read again.
+    assert sorted(parsed) == ["corrupt.txt", "diagram.png"]
 
 
 def test_it_replaces_a_changed_items_chunks_and_deletes_old_objects(
