@@ -13,24 +13,11 @@ from docx.shared import Inches
 from PIL import Image
 from pypdf import PageObject, PdfReader, PdfWriter
 
-from mnemosyne.ingestion.chunking import SECTION_SEPARATOR, ChunkSpan, assign_pages, chunk_text
+from mnemosyne.ingestion.chunking import SECTION_SEPARATOR, ChunkSpan, assign_pages
 from mnemosyne.ingestion.parsers import pdf
 from mnemosyne.ingestion.parsing import UnreadableFile, parse_bytes
 from tests.documents import jpeg_bytes, outlined_pdf, pdf_bytes, png_bytes, report_pdf
-
-
-def count_words(text: str) -> int:
-    return len(text.split())
-
-
-def chunks(text: str, *, max_tokens: int, markdown: bool, overlap_tokens: int = 0) -> list[ChunkSpan]:
-    return chunk_text(
-        text,
-        max_tokens=max_tokens,
-        overlap_tokens=overlap_tokens,
-        count_tokens=count_words,
-        markdown=markdown,
-    )
+from tests.ingestion.test_chunking import chunk
 
 
 def encrypted(data: bytes, *, user_password: str) -> bytes:
@@ -53,7 +40,7 @@ def test_a_pdf_records_where_each_page_starts_in_its_text() -> None:
 
 def test_assign_pages_puts_a_chunk_from_page_three_on_page_three() -> None:
     parsed = parse_bytes(report_pdf(), filename="report.pdf")
-    spans = chunks(parsed.text, max_tokens=6, markdown=False)
+    spans = chunk(parsed.text, max_tokens=6, markdown=False)
     paged = assign_pages(spans, parsed.page_starts)
     pages = {span.text.splitlines()[0]: span.page for span in paged}
     assert pages["Tides rise twice a day."] == 1
@@ -72,7 +59,7 @@ def test_a_pdf_without_a_title_is_titled_by_its_filename_and_skips_blank_pages()
     parsed = parse_bytes(pdf_bytes([["First."], [], ["Third."]]), filename="annual_report-2024.pdf")
     assert parsed.title == "annual report 2024"
     assert parsed.text == "First.\n\nThird."
-    spans = assign_pages(chunks(parsed.text, max_tokens=1, markdown=False), parsed.page_starts)
+    spans = assign_pages(chunk(parsed.text, max_tokens=1, markdown=False), parsed.page_starts)
     assert [s.page for s in spans] == [1, 3]
 
 
@@ -165,7 +152,7 @@ def test_html_keeps_the_article_and_its_headings_and_drops_the_page_furniture() 
     assert "more predictable than wind and solar" in parsed.text
     for furniture in ("Shop now", "ACME Oceans", "newsletter", "All rights reserved"):
         assert furniture not in parsed.text
-    sections = {s.section_path for s in chunks(parsed.text, max_tokens=60, markdown=True)}
+    sections = {s.section_path for s in chunk(parsed.text, max_tokens=60, markdown=True)}
     assert f"Understanding Tidal Energy{SECTION_SEPARATOR}Drawbacks" in sections
 
 
@@ -226,7 +213,7 @@ def docx_bytes() -> bytes:
 def test_docx_headings_become_the_section_path() -> None:
     parsed = parse_bytes(docx_bytes(), filename="handbook.docx")
     assert (parsed.title, parsed.item_type, parsed.markdown) == ("Survey Handbook", "docx", True)
-    spans = chunks(parsed.text, max_tokens=40, markdown=True)
+    spans = chunk(parsed.text, max_tokens=40, markdown=True)
 
     def path_of(words: str) -> str:
         return next(s.section_path for s in spans if words in s.text)
@@ -239,7 +226,7 @@ def test_a_docx_table_is_a_markdown_table_kept_whole_in_one_chunk() -> None:
     parsed = parse_bytes(docx_bytes(), filename="handbook.docx")
     table = "| Buoy | Depth (m) |\n| --- | --- |\n| North \\| A | 12 |\n| South | 9 |"
     assert table in parsed.text
-    spans = chunks(parsed.text, max_tokens=30, overlap_tokens=5, markdown=True)
+    spans = chunk(parsed.text, max_tokens=30, overlap_tokens=5, markdown=True)
     assert any(table in s.text for s in spans)
 
 
