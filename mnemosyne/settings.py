@@ -93,7 +93,7 @@ GRAPH_BACKEND = envchoice("GRAPH_BACKEND", "postgres", ("postgres", "neo4j"))
 # "all-MiniLM-L6-v2" is the bundled model (checksum verified at load); anything else
 # is a path to a local sentence-transformers model directory.
 EMBEDDING_MODEL = envstr("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
-EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 32, minimum=1, maximum=1024)
+EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 16, minimum=1, maximum=1024)
 # Single queries run on ONNX Runtime ("onnx": the model's transformer exported once into
 # EMBEDDING_CACHE_DIR and checked against torch at every load) or on torch like batches ("torch").
 EMBEDDING_QUERY_BACKEND = envchoice("EMBEDDING_QUERY_BACKEND", "onnx", ("onnx", "torch"))

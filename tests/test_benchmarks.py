@@ -94,7 +94,7 @@ def sample_result() -> BenchResult:
         peak_rss_bytes=2**30,
     )
     ingest = IngestResult(documents=300, planned_chunks=700, raw_rates=[8.0, 7.0, 9.0], runs_1x=[run, run])
-    ingest.run_10x = IngestRun(3000, 7000, 1000.0, 850.0, 20.0, 2**29, 2**30)
+    ingest.runs_10x = [IngestRun(3000, 7000, 1000.0, 850.0, 20.0, 2**29, 2**30)] * 2
     size = SearchSize(chunks=100_000, queries=2, build=BuildTimes(real_chunks=7000, copied_chunks=93_000))
     size.latencies = {
         "embed": [10.0, 12.0],

@@ -138,7 +138,7 @@ def _clean_word(word: str) -> str:
     return word.replace("’", "'")
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 14)
 def _normalise_words(words: tuple[str, ...]) -> str:
     cleaned = [w for w in (_clean_word(word.lower()) for word in words) if w]
     if cleaned:
@@ -151,7 +151,7 @@ def normalise_concept(text: str) -> str:
     return _normalise_words(tuple(unicodedata.normalize("NFKC", text).split()))
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 14)
 def _is_content_word(lower: str) -> bool:
     return (
         1 < len(lower) <= MAX_WORD_CHARS
