@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from statistics import median
 from pathlib import Path
+from statistics import median
 
 from benchmarks.results import (
     INGEST_RATIO_TARGET,
