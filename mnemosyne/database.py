@@ -75,7 +75,7 @@ def default_shared_buffers_mb() -> int:
     return max(MIN_SHARED_BUFFERS_MB, min(MAX_DEFAULT_SHARED_BUFFERS_MB, memory // 4 // 2**20))
 
 
-def embedded_database_url(data_dir: Path, *, shared_buffers_mb: int | None = None) -> str:
+def embedded_database_url(data_dir: Path, *, shared_buffers_mb: int) -> str:
     """Start (or join) the embedded server and return a URL for its database."""
     import psycopg
 
@@ -94,8 +94,7 @@ def embedded_database_url(data_dir: Path, *, shared_buffers_mb: int | None = Non
         if not exists:
             logger.info("creating database %s in the embedded server", EMBEDDED_DATABASE_NAME)
             conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE_NAME}"')
-        buffers = shared_buffers_mb if shared_buffers_mb is not None else default_shared_buffers_mb()
-        for name, value in {**EMBEDDED_SERVER_SETTINGS, "shared_buffers": f"{buffers}MB"}.items():
+        for name, value in {**EMBEDDED_SERVER_SETTINGS, "shared_buffers": f"{shared_buffers_mb}MB"}.items():
             conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
         conn.execute("SELECT pg_reload_conf()")
     return server.get_uri(database=EMBEDDED_DATABASE_NAME)

@@ -137,20 +137,21 @@ def unchanged_result(
 ) -> IngestResult | None:
     """The result for an item already ingested from these very bytes and settings, else None.
 
-    Lets a caller skip reading a document it would only find unchanged (one indexed query).
+    Lets a caller skip parsing a document it would only find unchanged (one indexed query).
     """
-    item = (
-        Item.objects.filter(
-            collection=collection,
-            source=source,
-            content_hash=digest,
-            embedding_status=EmbeddingStatus.COMPLETE,
-            metadata__ingest_config=ingest_config_signature(embedder),
-        )
-        .only("uid", "chunk_count")
-        .first()
+    item = Item.objects.filter(collection=collection, source=source).first()
+    if item is None or not _up_to_date(item, digest, ingest_config_signature(embedder)):
+        return None
+    return IngestResult(source, Outcome.UNCHANGED, item.uid, item.chunk_count)
+
+
+def _up_to_date(item: Item, digest: str, signature: str) -> bool:
+    """The item holds the chunks of these very bytes, made with these settings."""
+    return (
+        item.content_hash == digest
+        and item.embedding_status == EmbeddingStatus.COMPLETE
+        and item.metadata.get("ingest_config") == signature
     )
-    return None if item is None else IngestResult(source, Outcome.UNCHANGED, item.uid, item.chunk_count)
 
 
 def ingest_document(
@@ -244,11 +245,7 @@ def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str)
     for planned in group:
         document = planned.document
         item = items[document.source]
-        if (
-            item.content_hash == document.digest
-            and item.embedding_status == EmbeddingStatus.COMPLETE
-            and item.metadata.get("ingest_config") == signature
-        ):
+        if _up_to_date(item, document.digest, signature):
             batch.results.append(IngestResult(document.source, Outcome.UNCHANGED, item.uid, item.chunk_count))
         elif planned.error is not None:
             batch.results.append(_fail(item, document.source, planned.error))

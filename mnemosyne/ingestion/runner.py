@@ -97,8 +97,7 @@ def ingest_paths(
             report(f"{result.outcome.value} {result.source} ({result.chunk_count} chunks)")
         bar.update(1)
 
-    def known(source: str, digest: str) -> IngestResult | None:
-        return unchanged_result(collection=collection, source=source, digest=digest, embedder=embedder)
+    known = unchanged_lookup(collection, embedder)
 
     def documents() -> Iterator[DocumentInput]:
         # Files are read (and URLs fetched) one at a time, as the pipeline asks for them.
@@ -138,8 +137,20 @@ def ingest_paths(
     return summary
 
 
+UnchangedLookup = Callable[[str, str], IngestResult | None]
+
+
+def unchanged_lookup(collection: Collection, embedder: Embedder) -> UnchangedLookup:
+    """For read_file: (source, digest) → the result of an item already up to date, else None."""
+
+    def lookup(source: str, digest: str) -> IngestResult | None:
+        return unchanged_result(collection=collection, source=source, digest=digest, embedder=embedder)
+
+    return lookup
+
+
 def read_file(
-    source_file: SourceFile, *, unchanged: Callable[[str, str], IngestResult | None] | None = None
+    source_file: SourceFile, *, unchanged: UnchangedLookup | None = None
 ) -> DocumentInput | Skipped | IngestResult:
     """Read and parse a file; with `unchanged`, a file whose item is up to date is not even parsed."""
     path = source_file.path

@@ -20,14 +20,15 @@ from django.tasks import task
 from mnemosyne.ingestion.embedding import get_embedder
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
 from mnemosyne.ingestion.parsing import SUPPORTED_SUFFIXES
-from mnemosyne.ingestion.pipeline import (
-    DocumentInput,
-    IngestResult,
-    Outcome,
-    ingest_documents,
-    unchanged_result,
+from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, Outcome, ingest_documents
+from mnemosyne.ingestion.runner import (
+    Report,
+    RunSummary,
+    prune_missing,
+    read_file,
+    read_url,
+    unchanged_lookup,
 )
-from mnemosyne.ingestion.runner import Report, RunSummary, prune_missing, read_file, read_url
 from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url
 from mnemosyne.library.models import Collection
 from mnemosyne.storage import ChunkStore, get_chunk_store
@@ -46,11 +47,9 @@ def ingest_source(*, collection_id: int, location: str, source: str) -> dict[str
     if is_url(location):
         document = read_url(location)
     else:
-
-        def known(source: str, digest: str) -> IngestResult | None:
-            return unchanged_result(collection=collection, source=source, digest=digest, embedder=embedder)
-
-        document = read_file(SourceFile(path=Path(location), source=source), unchanged=known)
+        document = read_file(
+            SourceFile(path=Path(location), source=source), unchanged=unchanged_lookup(collection, embedder)
+        )
     if isinstance(document, Skipped):
         raise IngestTaskFailed(f"skipped {source}: {document.reason}")
     if isinstance(document, IngestResult):

@@ -22,10 +22,7 @@ def shingles(text: str, size: int = SHINGLE_WORDS) -> frozenset[tuple[str, ...]]
 
 
 def jaccard(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:
-    if not a and not b:
-        return 1.0
-    common = len(a & b)
-    return common / (len(a) + len(b) - common)
+    return _jaccard_of_counts(len(a & b), len(a), len(b))
 
 
 def collapse_near_duplicates(
