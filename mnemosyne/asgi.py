@@ -1,7 +1,8 @@
 """The ASGI app (`uvicorn mnemosyne.asgi:app`): Starlette at the root, Django mounted for the admin.
 
 /mcp/          streamable HTTP (stateless: any worker answers any request); protocol versions
-               2025-11-25 (and earlier, with initialize) and 2026-07-28 (per-request envelope)
+               2025-11-25 (and earlier, with initialize) and 2026-07-28 (per-request envelope);
+               answers are JSON unless the request can be sent notifications (response_mode)
 /mcp/sse/      legacy SSE (needs a single worker or sticky routing)
 
 Both MCP endpoints check Host and Origin (the SDK's DNS-rebinding protection: ALLOWED_HOSTS,
@@ -53,6 +54,7 @@ from starlette.types import ASGIApp  # noqa: E402
 
 from mcp_server.auth import WELL_KNOWN_PATH, ToolCallAuthMiddleware, protected_resource_metadata  # noqa: E402
 from mcp_server.read_auth import LibraryReadAuthMiddleware  # noqa: E402
+from mcp_server.response_mode import ResponseModeRouter  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
 from mnemosyne.graph import close_graph_store  # noqa: E402
 from mnemosyne.ingestion.embedding import get_embedder  # noqa: E402
@@ -120,9 +122,22 @@ def build_app() -> Starlette:
     mcp = build_server()
     security = transport_security()
     limit = max_request_body_bytes()
-    # Creates the session manager; we route to it ourselves so /mcp and /mcp/ both work.
-    mcp.streamable_http_app(stateless_http=True, transport_security=security, max_request_body_size=limit)
-    streamable = _guarded(StreamableHTTPASGIApp(mcp.session_manager), limit)
+    # Each call creates a session manager; we route to them ourselves so /mcp and /mcp/ both work.
+    # One answers with JSON bodies, the other streams (mcp_server.response_mode picks per request).
+    managers = []
+    for json_response in (True, False):
+        mcp.streamable_http_app(
+            stateless_http=True,
+            json_response=json_response,
+            transport_security=security,
+            max_request_body_size=limit,
+        )
+        managers.append(mcp.session_manager)
+    plain, streaming = managers
+    streamable = _guarded(
+        ResponseModeRouter(streaming=StreamableHTTPASGIApp(streaming), plain=StreamableHTTPASGIApp(plain)),
+        limit,
+    )
     sse = _guarded(
         mcp.sse_app(
             sse_path="/", message_path="/messages/", transport_security=security, max_request_body_size=limit
@@ -135,7 +150,7 @@ def build_app() -> Starlette:
         # Load the embedding model before accepting requests, so the first search is not the slow one.
         await anyio.to_thread.run_sync(get_embedder)
         try:
-            async with mcp.session_manager.run():
+            async with plain.run(), streaming.run():
                 yield
         finally:
             await anyio.to_thread.run_sync(close_graph_store)

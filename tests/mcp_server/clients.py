@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 
 T = TypeVar("T")
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+MODERN = "2026-07-28"
 
 
 @contextlib.asynccontextmanager
@@ -64,6 +65,22 @@ def run(scenario: Callable[[], Awaitable[T]]) -> T:
 
 def rpc(method: str, params: dict[str, Any] | None = None, id: int = 1) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
+
+
+def modern(
+    method: str, params: dict[str, Any], name: str | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """A 2026-07-28 request: no initialize; the version and capabilities ride in every request."""
+    meta = {
+        **params.get("_meta", {}),
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    }
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+    if name is not None:
+        headers["Mcp-Name"] = name
+    return rpc(method, {**params, "_meta": meta}), headers
 
 
 def post(

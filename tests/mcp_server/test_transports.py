@@ -13,11 +13,9 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_server.server import TOOL_SPECS
 from mnemosyne.library.models import Collection, Library
-from tests.mcp_server.clients import mcp_session, post, rpc, run, sse_payload
+from tests.mcp_server.clients import mcp_session, modern, post, rpc, run, sse_payload
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-MODERN = "2026-07-28"
 
 
 def initialize(version: str = "2025-11-25") -> dict[str, Any]:
@@ -60,21 +58,6 @@ def test_protocol_2025_11_25_is_negotiated_in_initialize(live_server_url: str) -
     assert result["protocolVersion"] == "2025-11-25"
     assert result["serverInfo"]["name"] == "mnemosyne"
     assert {"tools", "resources", "prompts", "completions", "logging"} <= set(result["capabilities"])
-
-
-def modern(
-    method: str, params: dict[str, Any], name: str | None = None
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """A 2026-07-28 request: no initialize; the version and capabilities ride in every request."""
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-    }
-    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
-    if name is not None:
-        headers["Mcp-Name"] = name
-    return rpc(method, {**params, "_meta": meta}), headers
 
 
 def test_protocol_2026_07_28_is_answered_statelessly(live_server_url: str, token: str) -> None:
