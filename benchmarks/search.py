@@ -1,6 +1,6 @@
 """Search latency per stage: query embedding, each leg, the SearchService, and MCP over HTTP.
 
-The stages run interleaved per query (the service and MCP calls alternate which goes first), so
+The stages run interleaved per query (the service and the two MCP calls rotate which goes first), so
 the machine's noise falls on all of them alike; warm-up queries run first and are not counted.
 """
 
@@ -34,6 +34,7 @@ MCP_HEADERS = {
     "MCP-Protocol-Version": PROTOCOL_VERSION,
 }
 HEALTH_TIMEOUT_SECONDS = 300
+END_TO_END = ("service", "mcp", "mcp_streamed")
 
 Log = Callable[[str], None]
 
@@ -100,22 +101,27 @@ def sse_payload(response: httpx.Response) -> dict[str, Any]:
 
 
 class MCPSearch:
-    """tools/call search over one keep-alive connection (stateless streamable HTTP)."""
+    """tools/call search over one keep-alive connection (stateless streamable HTTP).
+
+    The server answers with one JSON body, or, when the request carries a progress token
+    (`streamed`), with server-sent events; each call checks it got the answer it was timing.
+    """
 
     def __init__(self, base: str) -> None:
         self._client = httpx.Client(base_url=base, headers=MCP_HEADERS, timeout=60)
         self._id = 0
 
-    def __call__(self, query: str, limit: int) -> int:
+    def __call__(self, query: str, limit: int, *, streamed: bool = False) -> int:
         self._id += 1
-        body = {
-            "jsonrpc": "2.0",
-            "id": self._id,
-            "method": "tools/call",
-            "params": {"name": "search", "arguments": {"query": query, "limit": limit}},
-        }
+        params: dict[str, Any] = {"name": "search", "arguments": {"query": query, "limit": limit}}
+        if streamed:
+            params["_meta"] = {"progressToken": self._id}
+        body = {"jsonrpc": "2.0", "id": self._id, "method": "tools/call", "params": params}
         response = self._client.post("/mcp/", content=json.dumps(body).encode())
         response.raise_for_status()
+        expected = "text/event-stream" if streamed else "application/json"
+        if not response.headers.get("content-type", "").startswith(expected):
+            raise RuntimeError(f"expected a {expected} answer, got {response.headers.get('content-type')!r}")
         message = sse_payload(response)
         result = message.get("result")
         if not isinstance(result, dict) or result.get("isError"):
@@ -152,13 +158,13 @@ def measure(
         # Uncached, so neither this stage nor the service after it gets the vector for free.
         vector = embedder.embed_query(query, cached=False)
         timings["embed"] = _elapsed_ms(started)
-        # Alternate which end-to-end call meets the query first (and its colder caches).
-        for stage in ("service", "mcp") if number % 2 == 0 else ("mcp", "service"):
+        # Rotate which end-to-end call meets the query first (and its colder caches).
+        for stage in END_TO_END[number % 3 :] + END_TO_END[: number % 3]:
             started = time.perf_counter()
             if stage == "service":
                 service.search(service.SearchRequest(query=query, limit=limit), embedder=embedder)
             else:
-                mcp(query, limit)
+                mcp(query, limit, streamed=stage == "mcp_streamed")
             timings[stage] = _elapsed_ms(started)
         started = time.perf_counter()
         legs.vector_leg(vector, filters, candidates)

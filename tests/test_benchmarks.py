@@ -103,6 +103,7 @@ def sample_result() -> BenchResult:
         "graph_leg": [1.0, 1.0],
         "service": [40.0, 50.0],
         "mcp": [50.0, 60.0],
+        "mcp_streamed": [52.0, 64.0],
     }
     result = BenchResult(mode="full", started="2026-11-22 03:00 UTC", finished="2026-11-22 03:30 UTC")
     result.ingest, result.search = ingest, [size]
@@ -117,6 +118,7 @@ def test_the_report_states_ratios_and_verdicts_against_the_targets() -> None:
     assert result.ingest.rss_ratio == 1.0
     (size,) = result.search
     assert size.mcp_overhead == pytest.approx((55.0 - 45.0) / 45.0)
+    assert size.overhead("mcp_streamed") == pytest.approx((58.0 - 45.0) / 45.0)
     # 40 - max(10 + 5, 20) and 50 - max(12 + 6, 30): the full-text leg runs beside the other two.
     assert size.rest_p50 == pytest.approx(20.0)
     assert size.dominant_leg() == "fulltext_leg"
@@ -125,4 +127,8 @@ def test_the_report_states_ratios_and_verdicts_against_the_targets() -> None:
     assert "busy (`embed_batch`), same process | 0.90, 0.90 | 0.90 | |" in markdown
     assert "p50 55.0 ms (≤ 40: **missed**)" in markdown
     assert "MCP + HTTP overhead 22.2 % (≤ 25 %: met)" in markdown
+    assert "| MCP + HTTP overhead, JSON answer: (MCP p50 − service p50) / service p50 | 22.2 % |" in markdown
+    assert (
+        "| MCP + HTTP overhead, streamed answer: (MCP p50 − service p50) / service p50 | 28.9 % |" in markdown
+    )
     assert "| CPU | Example |" in markdown
