@@ -72,6 +72,10 @@ def configure_django(data_dir: Path) -> None:
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     os.environ["DJANGO_SETTINGS_MODULE"] = "mnemosyne.settings"
     os.environ.setdefault("LOG_LEVEL", "warning")
+    # Every stage embeds its query, in this process and in the MCP server it starts: the same
+    # queries run through several stages and at every index size, and a remembered vector would
+    # spare whichever stage came later.
+    os.environ["EMBEDDING_QUERY_CACHE_SIZE"] = "0"
     # Always the benchmark's own embedded server and filesystem store, never a configured one.
     os.environ.pop("DATABASE_URL", None)
     os.environ["CHUNK_STORE"] = "filesystem"
@@ -101,6 +105,7 @@ def settings_snapshot() -> dict[str, str]:
         "EMBEDDING_BATCH_SIZE",
         "EMBEDDING_QUERY_BACKEND",
         "EMBEDDING_QUERY_THREADS",
+        "EMBEDDING_QUERY_CACHE_SIZE",
         "CHUNK_MAX_TOKENS",
         "CHUNK_OVERLAP_TOKENS",
         "SEARCH_HNSW_EF_SEARCH",

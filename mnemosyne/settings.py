@@ -100,6 +100,8 @@ EMBEDDING_QUERY_BACKEND = envchoice("EMBEDDING_QUERY_BACKEND", "onnx", ("onnx", 
 # One: a search embeds its query while the full-text leg keeps another core busy, and two threads
 # then wait on each other (measured: 8.4 ms p50 with two, 5.6 ms with one, the other core loaded).
 EMBEDDING_QUERY_THREADS = envint("EMBEDDING_QUERY_THREADS", 1, minimum=1, maximum=64)
+# Query vectors kept in each process for queries asked again (paging, retries); 0 keeps none.
+EMBEDDING_QUERY_CACHE_SIZE = envint("EMBEDDING_QUERY_CACHE_SIZE", 512, minimum=0, maximum=100_000)
 EMBEDDING_CACHE_DIR = (
     Path(envstr("EMBEDDING_CACHE_DIR", str(MNEMOSYNE_DATA_DIR / "models"))).expanduser().resolve()
 )

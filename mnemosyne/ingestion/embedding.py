@@ -27,8 +27,6 @@ logger = logging.getLogger(__name__)
 
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
 BUNDLED_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-# Query vectors kept, most recently used first out.
-RECENT_QUERIES = 512
 
 
 class ModelIntegrityError(ImproperlyConfigured):
@@ -42,7 +40,7 @@ class Embedder(Protocol):
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]: ...
 
-    def embed_query(self, text: str, *, cached: bool = True) -> list[float]: ...
+    def embed_query(self, text: str) -> list[float]: ...
 
     def count_tokens(self, text: str) -> int: ...
 
@@ -85,6 +83,7 @@ class SentenceTransformerEmbedder:
         batch_size: int,
         weights_sha256: str | None = None,
         query_backend: str = "torch",
+        recent_queries: int = 0,
     ) -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -109,6 +108,8 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
         # The model is shared by threads (MCP tool calls run in a thread pool).
         self._lock = threading.Lock()
+        # Query vectors kept, least recently used first out; 0 keeps none.
+        self._recent_limit = recent_queries
         self._recent_queries: OrderedDict[str, tuple[float, ...]] = OrderedDict()
         self._recent_lock = threading.Lock()
         self.query_backend = "torch"
@@ -150,11 +151,12 @@ class SentenceTransformerEmbedder:
             release_free_memory()
         return [vector.tolist() for vector in vectors]
 
-    def embed_query(self, text: str, *, cached: bool = True) -> list[float]:
-        """The query's vector; a query embedded recently is not embedded again unless `cached` is off.
+    def embed_query(self, text: str) -> list[float]:
+        """The query's vector; a query embedded recently is not embedded again (EMBEDDING_QUERY_CACHE_SIZE).
 
         Paging through results (next_cursor) runs the same query again, and so do clients retrying.
         """
+        cached = self._recent_limit > 0
         with self._recent_lock:
             recent = self._recent_queries.get(text) if cached else None
             if recent is not None:
@@ -167,7 +169,7 @@ class SentenceTransformerEmbedder:
         if cached:
             with self._recent_lock:
                 self._recent_queries[text] = tuple(vector)
-                if len(self._recent_queries) > RECENT_QUERIES:
+                if len(self._recent_queries) > self._recent_limit:
                     self._recent_queries.popitem(last=False)
         return vector
 
@@ -207,6 +209,7 @@ def load_embedder() -> Embedder:
         batch_size=settings.EMBEDDING_BATCH_SIZE,
         weights_sha256=weights_sha256,
         query_backend=settings.EMBEDDING_QUERY_BACKEND,
+        recent_queries=settings.EMBEDDING_QUERY_CACHE_SIZE,
     )
 
 

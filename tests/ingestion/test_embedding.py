@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,34 @@ def test_an_unusable_cache_falls_back_to_torch(tmp_path: Path, settings: Setting
     assert float(vector @ np.asarray(fallback.embed_batch(["still answers"])[0])) == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize(
+    ("size", "asked", "embedded"),
+    [
+        # Size 0 (EMBEDDING_QUERY_CACHE_SIZE=0, as the benchmark runs): every query is embedded.
+        (0, ["a", "a"], ["a", "a"]),
+        # Size 2: "a" is forgotten once "b" and "c" came after it; "c" is still kept.
+        (2, ["a", "b", "c", "c", "a"], ["a", "b", "c", "a"]),
+    ],
+)
+def test_the_query_cache_keeps_only_its_size(
+    size: int, asked: list[str], embedded: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = SentenceTransformerEmbedder(
+        bundled_model_dir(), model_id="all-MiniLM-L6-v2", batch_size=8, recent_queries=size
+    )
+    runs: list[str] = []
+    encode = embedder.embed_batch
+
+    def counted(texts: Sequence[str]) -> list[list[float]]:
+        runs.extend(texts)
+        return encode(texts)
+
+    monkeypatch.setattr(embedder, "embed_batch", counted)
+    for query in asked:
+        assert len(embedder.embed_query(query)) == 384
+    assert runs == embedded
+
+
 def _shuffled(embedder: SentenceTransformerEmbedder) -> Any:
     """A copy of the model whose last layer's output projection is perturbed: a different model."""
     import torch
@@ -145,8 +174,3 @@ def test_a_repeated_query_is_embedded_once(
     assert runs == [[query]]
     assert second != first and second == embedder.embed_query(query)
     assert len(second) == 384
-    # Uncached (as the benchmark times it): embedded again, and not remembered either.
-    other = "a query the benchmark times"
-    embedder.embed_query(other, cached=False)
-    embedder.embed_query(other)
-    assert runs == [[query], [other], [other]]
