@@ -17,7 +17,7 @@ from mnemosyne.ingestion.chunking import normalise_text
 from mnemosyne.ingestion.embedding import Embedder
 from mnemosyne.ingestion.parsing import ParsedDocument
 from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, content_hash, ingest_documents
-from mnemosyne.library.errors import InvalidArgument
+from mnemosyne.library.errors import InvalidArgument, LibraryError
 from mnemosyne.library.models import Collection, EmbeddingStatus, Item, Library, LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.search import evaluation
@@ -106,6 +106,10 @@ def ensure_loaded(
     return library, collection
 
 
+class RerankFailed(LibraryError):
+    """A query of a reranked evaluation came back in fused order: the figures would mix the two."""
+
+
 @dataclass(frozen=True)
 class EvaluationResult:
     ndcg_at_10: float
@@ -136,7 +140,11 @@ def evaluate(
     embedder: Embedder,
     on_query: Callable[[int, int], None] | None = None,
 ) -> EvaluationResult:
-    """Run every judged query of `split` through the SearchService and score the rankings."""
+    """Run every judged query of `split` through the SearchService and score the rankings.
+
+    With `rerank` in the template every query must come back reranked; the first that does not
+    (no reranker, or the reranker failing) stops the evaluation with the search's own note.
+    """
     queries = dataset.queries()
     qrels = {qid: judged for qid, judged in dataset.qrels(split).items() if qid in queries}
     ndcg, recall, mrr, latencies = [], [], [], []
@@ -146,6 +154,8 @@ def evaluate(
         started = time.perf_counter()
         response = search(request, embedder=embedder)
         latencies.append((time.perf_counter() - started) * 1000)
+        if request.rerank and response.hits and not response.rerank_applied:
+            raise RerankFailed(f"query {query_id!r}: {response.rerank_note}")
         ranked = evaluation.best_per_document(
             [(sources[hit.chunk.item_id], hit.score) for hit in response.hits]
         )

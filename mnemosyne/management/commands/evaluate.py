@@ -1,4 +1,4 @@
-"""python manage.py evaluate --dataset DIR [--split S] [--search-types T,T] [--alpha A] [--limit N]
+"""python manage.py evaluate --dataset DIR [--split S] [--search-types T,T] [--alpha A] [--rerank] [--limit N]
 
 Loads a BEIR-layout dataset into a library of its own (once), runs every judged
 query of the split through the SearchService, and prints as its last line a JSON
@@ -8,6 +8,7 @@ object with ndcg@10, recall@100, mrr@10, queries and latency_ms {p50, p95}.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ from tqdm import tqdm
 from mnemosyne.ingestion.embedding import get_embedder
 from mnemosyne.library.errors import LibraryError
 from mnemosyne.search.beir import Dataset, ensure_loaded, evaluate
-from mnemosyne.search.service import SEARCH_TYPES, SearchRequest
+from mnemosyne.search.rerank import get_reranker
+from mnemosyne.search.service import SEARCH_TYPES, SearchRequest, validate
 from mnemosyne.storage import get_chunk_store
 
 
@@ -40,13 +42,33 @@ class Command(BaseCommand):
             help="Relative-score fusion weight of the vector leg (0 = full text only, 1 = vector only); "
             "default: the configured fusion.",
         )
+        parser.add_argument(
+            "--rerank",
+            action="store_true",
+            help="Rerank each query's fused head with the configured reranker (RERANK_URL or "
+            "RERANK_MODEL_PATH, RERANK_TOP_N results); without one the command refuses to run.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         dataset = Dataset(options["dataset"])
-        embedder = get_embedder()
+        if options["rerank"] and get_reranker() is None:
+            raise CommandError("--rerank needs a reranker: set RERANK_URL or RERANK_MODEL_PATH")
         progress = sys.stderr.isatty()
         try:
             dataset.check(options["split"])
+            # Arguments are checked before the corpus is loaded, which can take minutes.
+            template = validate(
+                SearchRequest(
+                    query="?",
+                    limit=options["limit"],
+                    search_types=[
+                        name.strip() for name in options["search_types"].split(",") if name.strip()
+                    ],
+                    rerank=options["rerank"],
+                    alpha=options["alpha"],
+                )
+            )
+            embedder = get_embedder()
             with tqdm(total=dataset.corpus_size(), unit="doc", desc="load", disable=not progress) as bar:
                 library, _ = ensure_loaded(
                     dataset,
@@ -54,14 +76,7 @@ class Command(BaseCommand):
                     store=get_chunk_store(),
                     on_progress=lambda result: bar.update(1),
                 )
-            template = SearchRequest(
-                query="",
-                library_uid=library.uid,
-                limit=options["limit"],
-                search_types=[name.strip() for name in options["search_types"].split(",") if name.strip()],
-                rerank=False,
-                alpha=options["alpha"],
-            )
+            template = replace(template, library_uid=library.uid)
             with tqdm(unit="query", desc="search", disable=not progress) as bar:
 
                 def on_query(done: int, total: int) -> None:

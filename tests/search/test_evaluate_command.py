@@ -1,0 +1,145 @@
+"""`manage.py evaluate`: a BEIR-layout dataset loaded once, every judged query scored, JSON last."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+from pytest_django.fixtures import Settings
+
+from mnemosyne.library.models import Chunk, Item, Library
+from tests.search.rerank_server import RerankServer
+
+pytestmark = pytest.mark.django_db
+
+CORPUS = {
+    "tides": (
+        "Ocean tides",
+        "Tides rise and fall twice a day because the moon's gravity pulls on the oceans.",
+    ),
+    "leaves": (
+        "Photosynthesis",
+        "Green leaves turn sunlight, water and carbon dioxide into sugar and oxygen.",
+    ),
+    "volcano": ("Volcanoes", "Magma rises through the crust and erupts as lava from a volcano's vent."),
+    "bees": ("Pollination", "Honey bees carry pollen between flowers while they collect nectar."),
+    "glacier": (
+        "Glaciers",
+        "Compacted snow becomes glacier ice that slowly flows downhill under its weight.",
+    ),
+}
+QUERIES = {
+    "q1": "why does the moon cause ocean tides",
+    "q2": "how do plants make sugar from sunlight",
+    "q3": "what comes out of an erupting volcano",
+    "q4": "a query nobody judged",
+}
+# q5 is judged but has no text in queries.jsonl: skipped, as BEIR does.
+QRELS = [("q1", "tides", 1), ("q2", "leaves", 1), ("q3", "volcano", 2), ("q5", "bees", 1)]
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    root = tmp_path / "tiny"
+    (root / "qrels").mkdir(parents=True)
+    with (root / "corpus.jsonl").open("w") as corpus:
+        for doc_id, (title, text) in CORPUS.items():
+            corpus.write(json.dumps({"_id": doc_id, "title": title, "text": text}) + "\n")
+    with (root / "queries.jsonl").open("w") as queries:
+        for query_id, text in QUERIES.items():
+            queries.write(json.dumps({"_id": query_id, "text": text}) + "\n")
+    lines = ["query-id\tcorpus-id\tscore", *(f"{q}\t{d}\t{s}" for q, d, s in QRELS)]
+    (root / "qrels" / "train.tsv").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def evaluate(dataset: Path, *arguments: str) -> dict[str, Any]:
+    out = StringIO()
+    call_command("evaluate", "--dataset", str(dataset), "--split", "train", *arguments, stdout=out)
+    return dict(json.loads(out.getvalue().strip().splitlines()[-1]))
+
+
+def test_it_scores_every_judged_query_and_prints_json_last(dataset: Path) -> None:
+    result = evaluate(dataset)
+    assert set(result) == {"ndcg@10", "recall@100", "mrr@10", "queries", "latency_ms"}
+    assert result["queries"] == 3
+    # Each query's one relevant document is the obvious best match in this corpus.
+    assert result["ndcg@10"] == result["recall@100"] == result["mrr@10"] == 1.0
+    assert 0 < result["latency_ms"]["p50"] <= result["latency_ms"]["p95"]
+
+
+def test_the_corpus_is_loaded_once_into_a_library_of_its_own(dataset: Path) -> None:
+    evaluate(dataset)
+    library = Library.objects.get(name="BEIR tiny")
+    items = Item.objects.filter(collection__library=library)
+    assert sorted(items.values_list("source", flat=True)) == sorted(CORPUS)
+    chunk_ids = set(Chunk.objects.filter(library=library).values_list("id", flat=True))
+    again = evaluate(dataset, "--search-types", "fulltext")
+    assert again["queries"] == 3
+    assert Library.objects.filter(name="BEIR tiny").count() == 1
+    assert set(Chunk.objects.filter(library=library).values_list("id", flat=True)) == chunk_ids
+
+
+def test_each_leg_and_alpha_can_be_measured_alone(dataset: Path) -> None:
+    for arguments in (("--search-types", "vector"), ("--search-types", "fulltext"), ("--alpha", "0.3")):
+        result = evaluate(dataset, *arguments)
+        assert result["queries"] == 3 and result["ndcg@10"] == 1.0, arguments
+    graph = evaluate(dataset, "--search-types", "graph")
+    assert graph["queries"] == 3 and 0.0 <= graph["ndcg@10"] <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (("--alpha", "1.5"), "alpha must be between 0 and 1, got 1.5"),
+        (("--search-types", "vector,sparse"), "unknown search type 'sparse'"),
+        (("--search-types", ","), "search_types must name at least one of"),
+        (("--limit", "0"), "limit must be between 1 and 100, got 0"),
+    ],
+)
+def test_bad_arguments_are_refused_before_the_corpus_is_loaded(
+    dataset: Path, arguments: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(CommandError, match=message):
+        evaluate(dataset, *arguments)
+    assert not Library.objects.filter(name="BEIR tiny").exists()
+
+
+def test_a_directory_that_is_not_a_beir_dataset_is_refused(dataset: Path) -> None:
+    (dataset / "qrels" / "train.tsv").unlink()
+    with pytest.raises(CommandError, match=r"not a BEIR dataset: .*train\.tsv is missing"):
+        evaluate(dataset)
+
+
+def test_rerank_without_a_reranker_is_refused(dataset: Path, settings: Settings) -> None:
+    settings.RERANK_URL = ""
+    settings.RERANK_MODEL_PATH = ""
+    with pytest.raises(CommandError, match="--rerank needs a reranker: set RERANK_URL or RERANK_MODEL_PATH"):
+        evaluate(dataset, "--rerank")
+
+
+def test_rerank_sends_each_query_to_the_configured_reranker(
+    dataset: Path, settings: Settings, server: RerankServer
+) -> None:
+    settings.RERANK_URL = f"{server.base}/tei"
+    settings.RERANK_MODEL_PATH = ""
+    result = evaluate(dataset, "--rerank")
+    assert result["queries"] == 3
+    assert sorted(request.body["query"] for request in server.requests) == sorted(
+        QUERIES[query_id] for query_id in ("q1", "q2", "q3")
+    )
+    # The fake reranker scores by shared words; each relevant document still shares the most.
+    assert result["ndcg@10"] == 1.0
+
+
+def test_a_failing_reranker_stops_the_evaluation(
+    dataset: Path, settings: Settings, server: RerankServer
+) -> None:
+    settings.RERANK_URL = f"{server.base}/error"
+    settings.RERANK_MODEL_PATH = ""
+    with pytest.raises(CommandError, match=r"query 'q1': rerank failed \(.*HTTP 500"):
+        evaluate(dataset, "--rerank")
