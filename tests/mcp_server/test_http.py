@@ -134,7 +134,18 @@ def test_the_sse_message_endpoint_is_guarded_too(live_server_url: str) -> None:
     assert response.status_code == 401
 
 
-def test_bad_input_gets_clear_errors_not_500s(live_server_url: str, token: str) -> None:
+ODD_QUERIES = {
+    "ten_thousand_characters": ("how do I restore the database from a backup? " * 223)[:10_000],
+    "only_stop_words": "the and of to a",
+    "only_punctuation": "?!…;:()",
+    "another_script": "Резервное копирование базы данных",
+    "sql_and_tsquery_syntax": "' OR 1=1 -- a:* & !",
+}
+
+
+def test_bad_input_gets_clear_errors_not_500s(
+    live_server_url: str, corpus: tuple[Library, Collection], token: str
+) -> None:
     async def scenario() -> dict[str, Any]:
         async with mcp_session(live_server_url, token, "streamable-http") as session:
             results: dict[str, Any] = {}
@@ -142,6 +153,8 @@ def test_bad_input_gets_clear_errors_not_500s(live_server_url: str, token: str) 
                 "unknown_arg": {"query": "x", "colour": "red"},
                 "bad_limit": {"query": "x", "limit": 500},
                 "missing_query": {},
+                "alpha_above_one": {"query": "x", "alpha": 1.5},
+                "unknown_search_type": {"query": "x", "search_types": ["vector", "sparse"]},
             }
             for label, args in bad.items():
                 try:
@@ -150,6 +163,9 @@ def test_bad_input_gets_clear_errors_not_500s(live_server_url: str, token: str) 
                 except MCPError as exc:
                     results[label] = exc
             results["empty_query"] = await session.call_tool("search", {"query": "  "})
+            results["too_long_query"] = await session.call_tool("search", {"query": "backup " * 3000})
+            for label, query in ODD_QUERIES.items():
+                results[label] = await session.call_tool("search", {"query": query})
             results["unknown_chunk"] = await session.call_tool("get_chunk", {"chunk_uid": "chk_missing"})
             results["unknown_library"] = await session.call_tool(
                 "list_collections", {"library_uid": "lib_missing"}
@@ -160,7 +176,17 @@ def test_bad_input_gets_clear_errors_not_500s(live_server_url: str, token: str) 
     assert out["unknown_arg"].error.code == -32602 and "colour: unknown argument" in str(out["unknown_arg"])
     assert out["bad_limit"].error.code == -32602 and "limit" in str(out["bad_limit"])
     assert out["missing_query"].error.code == -32602 and "query: required" in str(out["missing_query"])
+    assert out["alpha_above_one"].error.code == -32602 and "alpha: " in str(out["alpha_above_one"])
+    assert out["unknown_search_type"].error.code == -32602
+    assert "search_types.1: " in str(out["unknown_search_type"])
     assert out["empty_query"].is_error and "must not be empty" in out["empty_query"].content[0].text
+    assert out["too_long_query"].is_error
+    assert out["too_long_query"].content[0].text.endswith("query is 20999 characters; the maximum is 20000")
+    for label in ODD_QUERIES:
+        # Answered (with or without hits), never an error.
+        assert out[label].is_error is False, label
+        assert isinstance(out[label].structured_content["results"], list), label
+    assert out["ten_thousand_characters"].structured_content["results"], "a long query still finds text"
     assert out["unknown_chunk"].is_error and "chk_missing" in out["unknown_chunk"].content[0].text
     assert out["unknown_library"].is_error and "lib_missing" in out["unknown_library"].content[0].text
 
