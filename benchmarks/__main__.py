@@ -111,6 +111,7 @@ def settings_snapshot() -> dict[str, str]:
         "SEARCH_HNSW_EF_SEARCH",
         "SEARCH_BM25_TERM_POSTINGS",
         "SEARCH_BM25_RESCORE",
+        "SEARCH_BM25_MAX_QUERY_TERMS",
         "SEARCH_FUSION",
         "SEARCH_RRF_K",
         "SEARCH_GRAPH_WEIGHT",

@@ -147,6 +147,8 @@ SEARCH_BM25_B = envfloat("SEARCH_BM25_B", 0.4, minimum=0.0, maximum=1.0)
 SEARCH_BM25_TERM_POSTINGS = envint("SEARCH_BM25_TERM_POSTINGS", 1000, minimum=10, maximum=10_000_000)
 # The best candidates from those postings are then scored over all their query terms' postings.
 SEARCH_BM25_RESCORE = envint("SEARCH_BM25_RESCORE", 200, minimum=1, maximum=100_000)
+# Query terms scored, the rarest (highest IDF) first: a long text as a query costs what a sentence does.
+SEARCH_BM25_MAX_QUERY_TERMS = envint("SEARCH_BM25_MAX_QUERY_TERMS", 32, minimum=1, maximum=1024)
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Q
@@ -142,6 +143,37 @@ GRAPH_EXPANSION_LIMIT = 30
 
 # Operators of websearch_to_tsquery: "quoted phrase", -exclusion, OR.
 _OPERATORS = re.compile(r'"|(^|\s)-\w|\sor\s', re.IGNORECASE)
+# Operators count in queries up to this long; a longer text is taken as a bag of words (its
+# tsquery would be thousands of terms, which the planner answers with a scan of every chunk).
+OPERATOR_MAX_QUERY_CHARS = 1000
+# A query with operators that at most this many chunks match is scored exactly over those chunks
+# (found through the GIN index); one that matches more keeps the bounded reads, then its operators.
+OPERATOR_EXACT_MATCHES = 5000
+
+# Per query term: w = IDF·(k1 + 1) and the length-normalisation constants; only the query's
+# SEARCH_BM25_MAX_QUERY_TERMS rarest terms (highest IDF) are scored, so a long text pasted as a
+# query costs what a sentence does (Lucene's MoreLikeThis keeps a text's 25 best terms likewise).
+_QUERY_TERMS = """
+    WITH stats AS (
+        SELECT greatest(chunk_count, 1)::float8 AS n,
+               greatest(total_length, 1)::float8 / greatest(chunk_count, 1) AS avgdl
+        FROM library_corpus_stats WHERE id = 1
+    ), query_terms AS (
+        SELECT t.id,
+               ln(1 + (s.n - t.document_frequency + 0.5::float8) / (t.document_frequency + 0.5::float8))
+                   * (%(k1)s::float8 + 1) AS w,
+               %(k1)s::float8 * (1 - %(b)s::float8) AS c1,
+               %(k1)s::float8 * %(b)s::float8 / s.avgdl AS c2
+        FROM library_term t CROSS JOIN stats s
+        WHERE t.lexeme = ANY (tsvector_to_array(to_tsvector('english', %(query)s)))
+          AND t.document_frequency > 0
+        ORDER BY w DESC, t.id
+        LIMIT %(max_terms)s
+    )
+"""
+# Per posting: w·tf / (tf + k1·(1 - b) + k1·b·dl/avgdl), in float8 (a numeric literal would make
+# every posting's arithmetic numeric, several times slower).
+_SCORE = "sum(q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl))"
 
 
 def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
@@ -151,33 +183,31 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
     Each query term contributes its SEARCH_BM25_TERM_POSTINGS strongest postings (by impact,
     read in index order), so the cost is bounded by the query, not by the corpus: a chunk
     outside a very common term's strongest postings misses only that term's small share.
-    A query using websearch operators (phrases, -exclusion, OR) also has to match them.
+    A query of up to OPERATOR_MAX_QUERY_CHARS using websearch operators (phrases, -exclusion,
+    OR) also has to match them.
     """
     where, params = filters.posting_sql()
-    if _OPERATORS.search(query):
-        where += (
-            " AND p.chunk_id IN (SELECT id FROM library_chunk"
+    values: dict[str, Any] = {
+        "k1": settings.SEARCH_BM25_K1,
+        "b": settings.SEARCH_BM25_B,
+        "query": query,
+        "max_terms": settings.SEARCH_BM25_MAX_QUERY_TERMS,
+        "per_term": settings.SEARCH_BM25_TERM_POSTINGS,
+        "rescore": max(limit, settings.SEARCH_BM25_RESCORE),
+        "limit": limit,
+    } | params
+    matching = ""
+    if len(query) <= OPERATOR_MAX_QUERY_CHARS and _OPERATORS.search(query):
+        matched = _operator_matches(query, filters)
+        if matched is not None:
+            return _score_chunks(matched, where, values)
+        matching = (
+            "WHERE p.chunk_id IN (SELECT id FROM library_chunk"
             " WHERE search_vector @@ websearch_to_tsquery('english', %(query)s))"
         )
-    # Per term: w = IDF·(k1 + 1); per posting: w·tf / (tf + k1·(1 - b) + k1·b·dl/avgdl), in float8
-    # (a numeric literal would make every posting's arithmetic numeric, several times slower).
-    sql = f"""
-        WITH stats AS (
-            SELECT greatest(chunk_count, 1)::float8 AS n,
-                   greatest(total_length, 1)::float8 / greatest(chunk_count, 1) AS avgdl
-            FROM library_corpus_stats WHERE id = 1
-        ), query_terms AS (
-            SELECT t.id,
-                   ln(1 + (s.n - t.document_frequency + 0.5::float8) / (t.document_frequency + 0.5::float8))
-                       * (%(k1)s::float8 + 1) AS w,
-                   %(k1)s::float8 * (1 - %(b)s::float8) AS c1,
-                   %(k1)s::float8 * %(b)s::float8 / s.avgdl AS c2
-            FROM library_term t CROSS JOIN stats s
-            WHERE t.lexeme = ANY (tsvector_to_array(to_tsvector('english', %(query)s)))
-              AND t.document_frequency > 0
-        )
+    sql = f"""{_QUERY_TERMS}
         , candidates AS (
-            SELECT p.chunk_id, sum(q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl)) AS score
+            SELECT p.chunk_id, {_SCORE} AS score
             FROM query_terms q
             CROSS JOIN LATERAL (
                 SELECT p.chunk_id, p.tf, p.dl
@@ -186,11 +216,12 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
                 ORDER BY p.impact DESC
                 LIMIT %(per_term)s
             ) p
+            {matching}
             GROUP BY p.chunk_id
             ORDER BY score DESC, p.chunk_id
             LIMIT %(rescore)s
         )
-        SELECT c.chunk_id, sum(q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl)) AS score
+        SELECT c.chunk_id, {_SCORE} AS score
         FROM candidates c
         CROSS JOIN query_terms q
         JOIN library_posting p ON p.term_id = q.id AND p.chunk_id = c.chunk_id
@@ -198,16 +229,34 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
         ORDER BY score DESC, c.chunk_id
         LIMIT %(limit)s
     """
-    values: dict[str, Any] = {
-        "k1": settings.SEARCH_BM25_K1,
-        "b": settings.SEARCH_BM25_B,
-        "query": query,
-        "per_term": settings.SEARCH_BM25_TERM_POSTINGS,
-        "rescore": max(limit, settings.SEARCH_BM25_RESCORE),
-        "limit": limit,
-    }
     with connection.cursor() as cursor:
-        cursor.execute(sql, values | params)
+        cursor.execute(sql, values)
+        return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
+
+
+def _operator_matches(query: str, filters: Filters) -> list[int] | None:
+    """The chunks matching the query's operators, when there are few enough to score them all."""
+    matches = Chunk.objects.filter(
+        filters.q(), search_vector=SearchQuery(query, config="english", search_type="websearch")
+    ).values_list("id", flat=True)[: OPERATOR_EXACT_MATCHES + 1]
+    found = list(matches)
+    return found if len(found) <= OPERATOR_EXACT_MATCHES else None
+
+
+def _score_chunks(chunk_ids: list[int], where: str, values: dict[str, Any]) -> list[tuple[int, float]]:
+    """BM25 of the given chunks over all their query terms' postings (the primary key's index)."""
+    if not chunk_ids:
+        return []
+    sql = f"""{_QUERY_TERMS}
+        SELECT p.chunk_id, {_SCORE} AS score
+        FROM query_terms q
+        JOIN library_posting p ON p.term_id = q.id AND p.chunk_id = ANY (%(chunk_ids)s) {where}
+        GROUP BY p.chunk_id
+        ORDER BY score DESC, p.chunk_id
+        LIMIT %(limit)s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values | {"chunk_ids": chunk_ids})
         return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
 
 

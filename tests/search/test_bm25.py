@@ -55,9 +55,11 @@ def lexemes(text: str) -> Counter[str]:
         return Counter(dict(cursor.fetchall()))
 
 
-def reference_bm25(query: str, texts: list[str], k1: float, b: float) -> list[float]:
+def reference_bm25(
+    query: str, texts: list[str], k1: float, b: float, *, terms: set[str] | None = None
+) -> list[float]:
     documents = [lexemes(text) for text in texts]
-    terms = set(lexemes(query))
+    terms = set(lexemes(query)) if terms is None else terms
     n = len(documents)
     avgdl = sum(sum(document.values()) for document in documents) / n
     scores = []
@@ -145,3 +147,62 @@ def test_the_limit_applies_after_the_filters(settings: Settings) -> None:
     settings.SEARCH_BM25_TERM_POSTINGS = 1
     filters = legs.Filters(library_id=mine[0].library_id)
     assert [chunk_id for chunk_id, _ in legs.fulltext_leg("river", filters, 10)] == [mine[0].pk]
+
+
+def test_only_the_rarest_query_terms_are_scored(settings: Settings) -> None:
+    chunks = add_chunks(TEXTS)
+    k1, b = settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B
+    # "valley" and "ice" are in two chunks each, "core" in one: with one term, "core" is scored.
+    settings.SEARCH_BM25_MAX_QUERY_TERMS = 1
+    expected = reference_bm25("", TEXTS, k1, b, terms={"core"})
+    assert legs.fulltext_leg("valley ice cores", legs.Filters(), 10) == [
+        (chunks[2].pk, pytest.approx(expected[2], rel=1e-9))
+    ]
+    settings.SEARCH_BM25_MAX_QUERY_TERMS = 32
+    everything = reference_bm25("valley ice cores", TEXTS, k1, b)
+    found = dict(legs.fulltext_leg("valley ice cores", legs.Filters(), 10))
+    assert found == {
+        chunk.pk: pytest.approx(score, rel=1e-9)
+        for chunk, score in zip(chunks, everything, strict=True)
+        if score
+    }
+
+
+@pytest.mark.parametrize("exact_up_to", [legs.OPERATOR_EXACT_MATCHES, 0])
+@pytest.mark.parametrize(
+    ("query", "matching"),
+    [
+        # A phrase: "the lake" also occurs in chunk 4, but only chunk 1 says "lake fed".
+        ('"lake fed" meltwater', [1]),
+        # Exclusion: the lake chunks without ice.
+        ("lake -ice", [1, 4]),
+        # OR: either side.
+        ("cores or winter", [2, 3]),
+    ],
+)
+def test_websearch_operators_restrict_the_matches_and_keep_bm25_scores(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, exact_up_to: int, query: str, matching: list[int]
+) -> None:
+    # Few matches are scored exactly over the matching chunks; many (here: more than 0) are
+    # filtered after the bounded reads. Both give the same answer on a small corpus.
+    monkeypatch.setattr(legs, "OPERATOR_EXACT_MATCHES", exact_up_to)
+    chunks = add_chunks(TEXTS)
+    expected = reference_bm25(query, TEXTS, settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B)
+    found = dict(legs.fulltext_leg(query, legs.Filters(), 10))
+    assert found == {chunks[i].pk: pytest.approx(expected[i], rel=1e-9) for i in matching}
+
+
+def test_operator_matches_respect_the_filters() -> None:
+    add_chunks(["the lake froze early"], library="Elsewhere")
+    mine = add_chunks(["a lake without ice", "the lake froze late"], library="Mine")
+    filters = legs.Filters(library_id=mine[0].library_id)
+    assert [chunk_id for chunk_id, _ in legs.fulltext_leg('"lake froze"', filters, 10)] == [mine[1].pk]
+
+
+def test_a_long_text_is_searched_as_words_without_operators() -> None:
+    chunks = add_chunks(TEXTS)
+    # Over OPERATOR_MAX_QUERY_CHARS, "-ice" no longer excludes: the ice chunks are found too.
+    text = "lake -ice " + "meltwater " * (legs.OPERATOR_MAX_QUERY_CHARS // 10)
+    assert len(text) > legs.OPERATOR_MAX_QUERY_CHARS
+    found = {chunk_id for chunk_id, _ in legs.fulltext_leg(text, legs.Filters(), 10)}
+    assert found == {chunks[i].pk for i in (1, 2, 3, 4)}
