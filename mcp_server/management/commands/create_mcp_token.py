@@ -19,6 +19,7 @@ from mcp_server.server import TOOL_SPECS
 from mcp_server.services import create_token
 from mcp_server.users import ensure_token_owner
 from mnemosyne.library.models import Library
+from mnemosyne.management.schema import require_current_schema
 
 
 def _names(value: str) -> list[str]:
@@ -47,6 +48,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_current_schema()
         known = {spec.name for spec in TOOL_SPECS}
         tools = [name.strip() for name in options["tools"].split(",") if name.strip()]
         unknown = sorted(set(tools) - known)

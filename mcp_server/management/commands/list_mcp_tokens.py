@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from mcp_server.models import MCPToken
+from mnemosyne.management.schema import require_current_schema
 
 
 def _state(token: MCPToken) -> str:
@@ -20,6 +21,7 @@ class Command(BaseCommand):
     help = "List MCP tokens: name, owner, prefix, scopes, tools, libraries, state, expiry, last use."
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_current_schema()
         tokens = (
             MCPToken.objects.select_related("user").prefetch_related("libraries").order_by("user", "name")
         )

@@ -9,6 +9,7 @@ from django.db.models import Q
 
 from mcp_server.models import MCPToken
 from mcp_server.services import revoke_token
+from mnemosyne.management.schema import require_current_schema
 
 
 class Command(BaseCommand):
@@ -18,6 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("reference", help="The token's name, or its prefix as list_mcp_tokens shows.")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_current_schema()
         reference = options["reference"].strip().rstrip("…")
         if not reference:
             raise CommandError("give a token name or prefix")

@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from mnemosyne.ingestion.embedding import get_embedder
 from mnemosyne.library.errors import LibraryError
+from mnemosyne.management.schema import require_current_schema
 from mnemosyne.search.beir import Dataset, ensure_loaded, evaluate
 from mnemosyne.search.rerank import get_reranker
 from mnemosyne.search.service import SEARCH_TYPES, SearchRequest, validate
@@ -50,6 +51,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_current_schema()
         dataset = Dataset(options["dataset"])
         if options["rerank"] and get_reranker() is None:
             raise CommandError("--rerank needs a reranker: set RERANK_URL or RERANK_MODEL_PATH")

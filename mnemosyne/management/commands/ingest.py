@@ -12,6 +12,7 @@ from mnemosyne.ingestion.tasks import enqueue_paths
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
+from mnemosyne.management.schema import require_current_schema
 
 
 class Command(BaseCommand):
@@ -73,6 +74,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="Never show a progress bar.")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_current_schema()
         try:
             library = ensure_library(name=options["library"], library_type=options["library_type"])
             collection = ensure_collection(library=library, name=options["collection"])

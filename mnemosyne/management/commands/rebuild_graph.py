@@ -16,6 +16,7 @@ from mnemosyne.graph import ChunkConcepts, get_graph_store
 from mnemosyne.ingestion.concepts import extract_concepts
 from mnemosyne.library.models import Chunk, Library
 from mnemosyne.library.selectors import chunk_text
+from mnemosyne.management.schema import require_current_schema
 
 BATCH = 500
 
@@ -27,6 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--library", help="Only this library (by name).")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_current_schema()
         chunks = Chunk.objects.defer("embedding", "search_vector").order_by("id")
         if options["library"]:
             library = Library.objects.filter(name=options["library"]).first()
