@@ -58,7 +58,12 @@ def test_a_command_on_a_database_without_the_schema_says_to_migrate(
         "DEBUG": "true",
     }
     done = subprocess.run(
-        [sys.executable, "manage.py", *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", *command],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
