@@ -23,20 +23,13 @@ def empty_database_url() -> Iterator[str]:
     """A new, empty database on the tests' PostgreSQL server."""
     name = f"unmigrated_{secrets.token_hex(4)}"
     admin = database_url()
-    with psycopg.connect(_conninfo(admin), autocommit=True) as conn:
+    with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     try:
         yield admin.replace(f"/{connection.settings_dict['NAME']}", f"/{name}", 1)
     finally:
-        with psycopg.connect(_conninfo(admin), autocommit=True) as conn:
+        with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-
-
-def _conninfo(url: str) -> str:
-    params = connection.settings_dict
-    if params["HOST"].startswith("/"):
-        return f"dbname={params['NAME']} user={params['USER']} host={params['HOST']}"
-    return url
 
 
 @pytest.mark.parametrize(
