@@ -118,7 +118,7 @@ def settings_snapshot() -> dict[str, str]:
         "GRAPH_BACKEND",
     )
     snapshot = {name: str(getattr(settings, name)) for name in names}
-    from mnemosyne.ingestion.embedding import get_embedder
+    from mnemosyne.embedding import get_embedder
 
     # What actually embeds queries: "onnx" falls back to torch when the export does not check out.
     snapshot["query embedding backend in use"] = str(getattr(get_embedder(), "query_backend", "torch"))
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from benchmarks import corpus, database, machine, report
     from benchmarks.results import BenchResult
-    from mnemosyne.ingestion.embedding import get_embedder
+    from mnemosyne.embedding import get_embedder
 
     scifact = args.scifact or corpus.DEFAULT_SCIFACT
     result = BenchResult(mode="quick" if args.quick else "full", started=_now())

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import mnemosyne  # noqa: F401  (Python 3.11 support for Django; must come first)
 
 if TYPE_CHECKING:
-    from mnemosyne.ingestion.embedding import Embedder
+    from mnemosyne.embedding import Embedder
 
 
 class TimedEmbedder:
@@ -73,7 +73,7 @@ def main(directory: str, library: str, collection: str) -> None:
     django.setup()
     from django.core.management import call_command
 
-    from mnemosyne.ingestion import embedding
+    from mnemosyne import embedding
     from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
 
     # A first call after loading is slower (kernels warm up); that is model load, not ingest.

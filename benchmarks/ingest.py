@@ -20,8 +20,8 @@ from django.conf import settings
 
 from benchmarks import corpus, database
 from benchmarks.results import IngestResult, IngestRun
+from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import pipeline
-from mnemosyne.ingestion.embedding import Embedder
 from mnemosyne.ingestion.parsing import parse_bytes
 from mnemosyne.ingestion.planning import plan_chunks
 from mnemosyne.ingestion.sources import SourceFile, discover

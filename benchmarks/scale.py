@@ -19,12 +19,12 @@ from django.db import transaction
 from benchmarks import corpus, database
 from benchmarks.results import BuildTimes
 from mnemosyne.graph import ChunkConcepts, get_graph_store
+from mnemosyne.graph.concepts import Concept, extract_concepts
 from mnemosyne.ingestion import writes
-from mnemosyne.ingestion.concepts import Concept, extract_concepts
 from mnemosyne.ingestion.planning import header_text
 from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, Collection, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection
-from mnemosyne.storage import ChunkStore, get_chunk_store
+from mnemosyne.storage import ChunkStore, get_chunk_store, keys
 
 COPY_COLLECTION = "synthetic"
 BATCH_CHUNKS = 1000
@@ -147,7 +147,7 @@ def _write_batch(
     rows: list[Chunk] = []
     originals: list[SourceChunk] = []
     for item, (source, take) in zip(items, batch, strict=True):
-        prefix = writes.storage_prefix(item.uid, "benchmark")
+        prefix = keys.version_prefix(item.uid, "benchmark")
         for original in source.chunks[:take]:
             text = corpus.perturb_text(original.text, text_rng)
             chunk = original.chunk
@@ -165,7 +165,7 @@ def _write_batch(
                     char_start=chunk.char_start,
                     char_end=chunk.char_end,
                     token_count=chunk.token_count,
-                    storage_key=writes.text_key(prefix, chunk.ordinal),
+                    storage_key=keys.text_key(prefix, chunk.ordinal),
                 )
             )
             texts.append(text)

@@ -22,7 +22,7 @@ from django.conf import settings
 
 from benchmarks import database, ingest, scale
 from benchmarks.results import STAGES, BuildTimes, SearchSize
-from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Chunk, Collection
 from mnemosyne.search import legs, service
 

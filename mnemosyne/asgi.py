@@ -56,8 +56,8 @@ from mcp_server.auth import WELL_KNOWN_PATH, ToolCallAuthMiddleware, protected_r
 from mcp_server.read_auth import LibraryReadAuthMiddleware  # noqa: E402
 from mcp_server.response_mode import ResponseModeRouter  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
+from mnemosyne.embedding import get_embedder  # noqa: E402
 from mnemosyne.graph import close_graph_store  # noqa: E402
-from mnemosyne.ingestion.embedding import get_embedder  # noqa: E402
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemosyne.ingestion.embedding import Embedder, get_embedder
+from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion.runner import RunSummary, ingest_paths
 from mnemosyne.library.models import Collection, Library
 from mnemosyne.library.services import ensure_collection, ensure_library

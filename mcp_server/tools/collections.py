@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from mcp_server import cursors
 from mcp_server.tools.registry import ToolSpec
 from mcp_server.tools.schemas import NEXT_CURSOR, CursorArgument, LibraryRef
-from mnemosyne.ingestion.embedding import get_embedder
+from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion.pipeline import ingest_config_signature
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Chunk

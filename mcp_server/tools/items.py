@@ -8,12 +8,13 @@ from pydantic import BaseModel, Field
 
 from mcp_server.tools.registry import DESTRUCTIVE_IDEMPOTENT_WRITE, ArgumentError, ToolSpec
 from mcp_server.tools.schemas import CollectionRef, LibraryRef
-from mnemosyne.ingestion.embedding import get_embedder
+from mnemosyne.embedding import get_embedder
+from mnemosyne.ingestion import formats, uploads
 from mnemosyne.ingestion.pipeline import Outcome
 from mnemosyne.library import selectors, services
 from mnemosyne.storage import get_chunk_store
 
-TEXT_MIME_TYPES = ("text/markdown", "text/plain", "text/html")
+TEXT_MIME_TYPES = formats.TEXT_MIME_TYPES
 # A failed ingestion raises instead of returning.
 STATUS_OF: dict[Outcome, Literal["created", "updated", "unchanged"]] = {
     Outcome.CREATED: "created",
@@ -95,7 +96,7 @@ def upsert_item(
             content = base64.b64decode(content_base64 or "", validate=True)
         except (binascii.Error, ValueError):
             raise ArgumentError("content_base64", "not valid base64") from None
-    outcome = services.upsert_item(
+    outcome = uploads.upsert_item(
         collection=selectors.get_collection(collection_uid),
         title=title,
         content=content,

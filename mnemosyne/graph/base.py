@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from mnemosyne.ingestion.concepts import Concept
+from mnemosyne.graph.concepts import Concept
 
 __all__ = [
     "HOP_DECAY",

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-SECTION_SEPARATOR = " \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} "
+from mnemosyne.library.sections import SECTION_SEPARATOR
 
 TokenCounter = Callable[[str], int]
 # Where each of a text's tokens starts (character offsets, ascending).

@@ -10,26 +10,13 @@ from urllib.parse import unquote, urlsplit
 import httpx
 from django.conf import settings
 
-from mnemosyne.ingestion.parsing import SUPPORTED_SUFFIXES
+from mnemosyne.ingestion import formats
 
 MAX_REDIRECTS = 5
 # Item.source holds the URL.
 MAX_URL_LENGTH = 2000
 
-SUFFIX_BY_CONTENT_TYPE = {
-    "text/html": ".html",
-    "application/xhtml+xml": ".html",
-    "application/pdf": ".pdf",
-    "text/markdown": ".md",
-    "text/x-markdown": ".md",
-    "text/plain": ".txt",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
-    "image/png": ".png",
-    "image/jpeg": ".jpg",
-    "image/gif": ".gif",
-    "image/webp": ".webp",
-}
-_ACCEPT = ", ".join([*SUFFIX_BY_CONTENT_TYPE, "*/*;q=0.1"])
+_ACCEPT = ", ".join([*(mime for entry in formats.FORMATS for mime in entry.mime_types), "*/*;q=0.1"])
 # Types that say nothing about the content: the URL's suffix decides.
 _GENERIC_TYPES = {"", "application/octet-stream", "binary/octet-stream", "application/unknown"}
 
@@ -114,19 +101,22 @@ def _filename(url: str, content_type: str) -> str:
     path = PurePosixPath(unquote(urlsplit(url).path))
     stem = path.stem or urlsplit(url).hostname or "document"
     url_suffix = path.suffix.lower()
-    suffix = SUFFIX_BY_CONTENT_TYPE.get(content_type)
+    by_url = formats.by_suffix(url_suffix)
+    by_type = formats.by_mime_type(content_type)
     # Markdown is often served as text/plain (raw.githubusercontent.com does).
-    if content_type == "text/plain" and SUPPORTED_SUFFIXES.get(url_suffix) == "markdown":
-        suffix = url_suffix
-    if suffix is None and content_type.startswith("image/") and url_suffix in SUPPORTED_SUFFIXES:
-        suffix = url_suffix
-    if suffix is None and content_type in _GENERIC_TYPES and url_suffix in SUPPORTED_SUFFIXES:
-        suffix = url_suffix
-    if suffix is None and not content_type:
+    if content_type == "text/plain" and by_url is not None and by_url.item_type == "markdown":
+        by_type = by_url
+    if (
+        by_type is None
+        and by_url is not None
+        and (content_type.startswith("image/") or content_type in _GENERIC_TYPES)
+    ):
+        by_type = by_url
+    if by_type is None and not content_type:
         raise FetchFailed("no Content-Type, and no supported file extension in the URL")
-    if suffix is None:
+    if by_type is None:
         raise FetchFailed(f"unsupported content type {content_type!r}")
     # Keep a matching suffix as written (".htm", ".jpeg"); otherwise the content type's.
-    if SUPPORTED_SUFFIXES.get(url_suffix) == SUPPORTED_SUFFIXES[suffix]:
+    if by_url is not None and by_url.item_type == by_type.item_type:
         return f"{stem}{url_suffix}"
-    return f"{stem}{suffix}"
+    return f"{stem}{by_type.suffixes[0]}"

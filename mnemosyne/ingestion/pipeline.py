@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import transaction
 
+from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import writes
-from mnemosyne.ingestion.embedding import Embedder
-from mnemosyne.ingestion.parsing import ParsedDocument
+from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks
+from mnemosyne.library import services
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
-from mnemosyne.storage import ChunkStore
+from mnemosyne.storage import ChunkStore, keys
 
 logger = logging.getLogger(__name__)
 
@@ -252,10 +253,7 @@ def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str)
         else:
             processing.append(item.pk)
             batch.claimed.append(_Claimed(document, item, document.source not in existing, planned.chunks))
-    if processing:
-        Item.objects.filter(pk__in=processing).update(
-            embedding_status=EmbeddingStatus.PROCESSING, embedding_error=""
-        )
+    services.mark_processing(item_ids=processing)
     return batch
 
 
@@ -287,7 +285,7 @@ def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> wri
         item_type=document.parsed.item_type,
         chunks=claimed.chunks,
         vectors=vectors,
-        prefix=writes.storage_prefix(claimed.item.uid, version),
+        prefix=keys.version_prefix(claimed.item.uid, version),
         digest=document.digest,
         metadata={**document.metadata, "ingest_config": signature},
     )
@@ -337,9 +335,9 @@ def _write_one(claim: _Claimed, entry: writes.ItemChunks, store: ChunkStore) -> 
 
 def _store_objects(entry: writes.ItemChunks, store: ChunkStore) -> None:
     for ordinal, chunk in enumerate(entry.chunks):
-        store.put(writes.text_key(entry.prefix, ordinal), chunk.span.text.encode("utf-8"))
+        store.put(keys.text_key(entry.prefix, ordinal), chunk.span.text.encode("utf-8"))
         if chunk.image is not None:
-            store.put(writes.image_key(entry.prefix, ordinal, chunk.image_extension), chunk.image.data)
+            store.put(keys.image_key(entry.prefix, ordinal, chunk.image_extension), chunk.image.data)
 
 
 def _discard_new_objects(entry: writes.ItemChunks, store: ChunkStore) -> None:
@@ -365,5 +363,5 @@ def _written(claim: _Claimed, entry: writes.ItemChunks) -> IngestResult:
 
 def _fail(item: Item, source: str, exc: BaseException) -> IngestResult:
     reason = f"{type(exc).__name__}: {exc}"
-    Item.objects.filter(pk=item.pk).update(embedding_status=EmbeddingStatus.FAILED, embedding_error=reason)
+    services.mark_failed(item_id=item.pk, reason=reason)
     return IngestResult(source, Outcome.FAILED, item.uid, error=reason)

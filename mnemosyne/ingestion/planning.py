@@ -11,14 +11,9 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from mnemosyne.ingestion.chunking import (
-    SECTION_SEPARATOR,
-    ChunkSpan,
-    TokenLocator,
-    assign_pages,
-    chunk_text,
-)
-from mnemosyne.ingestion.parsing import Heading, ImageAsset, ParsedDocument
+from mnemosyne.ingestion.chunking import ChunkSpan, TokenLocator, assign_pages, chunk_text
+from mnemosyne.ingestion.documents import Heading, ImageAsset, ParsedDocument
+from mnemosyne.library.sections import SECTION_SEPARATOR
 
 # Characters of surrounding text kept with an image's caption.
 IMAGE_CONTEXT_CHARS = 300

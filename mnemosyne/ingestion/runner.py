@@ -11,9 +11,11 @@ from pathlib import Path
 from django.conf import settings
 from tqdm import tqdm
 
-from mnemosyne.ingestion.embedding import Embedder, get_embedder
+from mnemosyne.embedding import Embedder, get_embedder
+from mnemosyne.ingestion import formats
+from mnemosyne.ingestion.documents import DocumentRejected
 from mnemosyne.ingestion.fetch import FetchFailed, fetch_url
-from mnemosyne.ingestion.parsing import SUPPORTED_SUFFIXES, DocumentRejected, parse_bytes
+from mnemosyne.ingestion.parsing import parse_bytes
 from mnemosyne.ingestion.pipeline import (
     DocumentInput,
     IngestResult,
@@ -84,7 +86,7 @@ def ingest_paths(
     store = store or get_chunk_store()
     show_progress = sys.stderr.isatty() if progress is None else progress
     summary = RunSummary()
-    inputs = collect_inputs(paths, set(SUPPORTED_SUFFIXES), include=include, exclude=exclude)
+    inputs = collect_inputs(paths, set(formats.SUFFIXES), include=include, exclude=exclude)
     for entry in inputs.skipped:
         summary.skipped.append(entry)
         report(f"skipped {entry.path}: {entry.reason}")

@@ -17,9 +17,9 @@ from pathlib import Path
 from django.db import transaction
 from django.tasks import task
 
-from mnemosyne.ingestion.embedding import get_embedder
+from mnemosyne.embedding import get_embedder
+from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
-from mnemosyne.ingestion.parsing import SUPPORTED_SUFFIXES
 from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, Outcome, ingest_documents
 from mnemosyne.ingestion.runner import (
     Report,
@@ -80,7 +80,7 @@ def enqueue_paths(
 ) -> RunSummary:
     """Enqueue one ingest task per file found and per URL; prune (if asked) right away."""
     summary = RunSummary()
-    inputs = collect_inputs(paths, set(SUPPORTED_SUFFIXES), include=include, exclude=exclude)
+    inputs = collect_inputs(paths, set(formats.SUFFIXES), include=include, exclude=exclude)
     for entry in inputs.skipped:
         summary.skipped.append(entry)
         report(f"skipped {entry.path}: {entry.reason}")

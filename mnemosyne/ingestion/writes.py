@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -11,21 +10,11 @@ from django.db import connection
 from django.db.backends.utils import CursorWrapper
 
 from mnemosyne.graph import ChunkConcepts, get_graph_store
-from mnemosyne.ingestion.concepts import extract_concepts
+from mnemosyne.graph.concepts import extract_concepts
 from mnemosyne.ingestion.planning import PlannedChunk
-from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, EmbeddingStatus, Item
-
-
-def storage_prefix(item_uid: str, version: str) -> str:
-    return f"items/{item_uid}/{version}"
-
-
-def text_key(prefix: str, ordinal: int) -> str:
-    return f"{prefix}/{ordinal}.txt"
-
-
-def image_key(prefix: str, ordinal: int, extension: str) -> str:
-    return f"{prefix}/{ordinal}.{extension}"
+from mnemosyne.library import services
+from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, Item
+from mnemosyne.storage.keys import image_key, prefix_of, text_key
 
 
 @dataclass(frozen=True)
@@ -66,7 +55,7 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
         "id", "item_id", "storage_key"
     ):
         old_ids.append(chunk_id)
-        old_prefixes[item_id].add(key.rsplit("/", 1)[0])
+        old_prefixes[item_id].add(prefix_of(key))
     graph = get_graph_store()
     # A Neo4j graph is not reached by PostgreSQL's cascades; in PostgreSQL this is what the cascade does.
     graph.forget_chunks(old_ids)
@@ -89,34 +78,20 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
         [chunk.header for chunk in planned],
         [chunk.span.text for chunk in planned],
     )
-    _mark_complete(by_pk.values())
+    services.mark_complete(
+        items=[
+            services.CompletedItem(
+                item_id=entry.item.pk,
+                title=entry.title,
+                item_type=entry.item_type,
+                digest=entry.digest,
+                metadata=entry.metadata,
+                chunk_count=len(entry.chunks),
+            )
+            for entry in by_pk.values()
+        ]
+    )
     return old_prefixes
-
-
-def _mark_complete(entries: Iterable[ItemChunks]) -> None:
-    """One UPDATE for the batch's items (bulk_update's CASE expressions cost more than the rows)."""
-    entries = list(entries)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            UPDATE library_item AS i
-            SET title = v.title, item_type = v.item_type, content_hash = v.digest,
-                metadata = v.metadata::jsonb, chunk_count = v.chunk_count,
-                embedding_status = %s, embedding_error = '', updated_at = now()
-            FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::integer[])
-                 AS v(id, title, item_type, digest, metadata, chunk_count)
-            WHERE i.id = v.id
-            """,
-            [
-                EmbeddingStatus.COMPLETE.value,
-                [entry.item.pk for entry in entries],
-                [entry.title[:500] for entry in entries],
-                [entry.item_type for entry in entries],
-                [entry.digest for entry in entries],
-                [json.dumps(entry.metadata) for entry in entries],
-                [len(entry.chunks) for entry in entries],
-            ],
-        )
 
 
 def _chunk_rows(item: Item, entry: ItemChunks) -> list[Chunk]:

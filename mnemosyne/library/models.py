@@ -8,8 +8,8 @@ from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
 from mnemosyne import uids
+from mnemosyne.embedding import INDEX_DIMENSIONS
 
-EMBEDDING_DIMENSIONS = 384
 TEXT_PREVIEW_CHARS = 500
 
 
@@ -109,7 +109,7 @@ class Chunk(models.Model):
     image_key = models.CharField(max_length=300, blank=True, default="")
     text_preview = models.CharField(max_length=TEXT_PREVIEW_CHARS)
     search_vector = SearchVectorField(null=True)
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True)
+    embedding = VectorField(dimensions=INDEX_DIMENSIONS, null=True)
     section_path = models.CharField(max_length=1000, blank=True, default="")
     page = models.PositiveIntegerField(null=True, blank=True)
     char_start = models.PositiveIntegerField()

@@ -16,13 +16,11 @@ from django.db.models import Count, Model, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from mnemosyne.graph import ConceptCount, get_graph_store
-from mnemosyne.ingestion.concepts import normalise_concept
+from mnemosyne.graph.concepts import normalise_concept
 from mnemosyne.library.errors import InvalidArgument, NotFound
 from mnemosyne.library.models import Chunk, ChunkKind, Collection, EmbeddingStatus, Item, Library
+from mnemosyne.library.sections import SECTION_SEPARATOR
 from mnemosyne.storage import ChunkNotFound, get_chunk_store
-
-# Joins the headings of a chunk's section_path (written by the chunker).
-SECTION_SEPARATOR = " › "
 
 M = TypeVar("M", bound=Model)
 # Set in the worker thread that runs one MCP call; None (the default) means every library.

@@ -2,40 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 import logging
-import re
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from mnemosyne.graph import get_graph_store
-from mnemosyne.ingestion.embedding import Embedder
-from mnemosyne.ingestion.parsing import DocumentRejected, parse_bytes
-from mnemosyne.ingestion.pipeline import Outcome, ingest_document
 from mnemosyne.library.errors import InvalidArgument, NotFound
-from mnemosyne.library.models import Chunk, ChunkKind, Collection, Item, Library, LibraryType
-from mnemosyne.storage import ChunkStore, StorageError
+from mnemosyne.library.models import Chunk, ChunkKind, Collection, EmbeddingStatus, Item, Library, LibraryType
+from mnemosyne.storage import ChunkStore, StorageError, keys
 
 logger = logging.getLogger(__name__)
-
-# What upsert_item accepts, and the file suffix the parser recognises each by.
-UPSERT_MIME_TYPES = {
-    "text/plain": ".txt",
-    "text/markdown": ".md",
-    "text/html": ".html",
-    "application/pdf": ".pdf",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
-    "image/png": ".png",
-    "image/jpeg": ".jpg",
-    "image/gif": ".gif",
-    "image/webp": ".webp",
-}
-MAX_EXTERNAL_ID_CHARS = 500
 
 
 def validate_library_type(library_type: str) -> str:
@@ -92,84 +71,6 @@ def ensure_collection(*, library: Library, name: str, description: str | None = 
 
 
 @dataclass(frozen=True)
-class UpsertResult:
-    item: Item
-    outcome: Outcome  # created, updated or unchanged
-    chunk_count: int
-
-
-def upsert_source(*, external_id: str | None, content: bytes) -> str:
-    """The item's identity in its collection: the caller's id, or else the content's digest.
-
-    Without an external id the same bytes are the same item, so repeating a call never duplicates.
-    """
-    if external_id is None:
-        return f"content:{hashlib.sha256(content).hexdigest()[:32]}"
-    external_id = external_id.strip()
-    if not external_id or len(external_id) > MAX_EXTERNAL_ID_CHARS or not external_id.isprintable():
-        raise InvalidArgument(f"external_id must be 1-{MAX_EXTERNAL_ID_CHARS} printable characters")
-    return f"external:{external_id}"
-
-
-def upsert_item(
-    *,
-    collection: Collection,
-    title: str,
-    content: bytes,
-    mime_type: str,
-    embedder: Embedder,
-    store: ChunkStore,
-    external_id: str | None = None,
-    metadata: Mapping[str, object] | None = None,
-) -> UpsertResult:
-    """Create or replace one item through the ingest pipeline (which writes it in one transaction).
-
-    Everything that can be refused (size, type, unreadable or empty content) is refused before
-    anything is written; a new item whose ingestion still fails is removed again.
-    """
-    title = title.strip()
-    if not title:
-        raise InvalidArgument("title must not be empty")
-    limit = settings.INGEST_MAX_FILE_BYTES
-    if len(content) > limit:
-        raise InvalidArgument(f"the content is {len(content)} bytes, over INGEST_MAX_FILE_BYTES ({limit})")
-    suffix = UPSERT_MIME_TYPES.get(mime_type.split(";")[0].strip().lower())
-    if suffix is None:
-        raise InvalidArgument(
-            f"unsupported mime_type {mime_type!r}; supported: {', '.join(sorted(UPSERT_MIME_TYPES))}"
-        )
-    source = upsert_source(external_id=external_id, content=content)
-    try:
-        # Named after the title: a parser falls back on the file name (e.g. an image without a caption).
-        stem = re.sub(r"[^\w\- ]+", " ", title).strip()[:100] or "upload"
-        parsed = parse_bytes(content, filename=f"{stem}{suffix}")
-    except DocumentRejected as exc:
-        raise InvalidArgument(f"cannot ingest the content: {exc}") from exc
-    user_metadata = dict(metadata or {})
-    # Title and metadata are part of the digest: changing either updates the item.
-    digest = hashlib.sha256(
-        json.dumps([title, user_metadata], sort_keys=True, default=str).encode()
-        + hashlib.sha256(content).digest()
-    ).hexdigest()
-    existed = Item.objects.filter(collection=collection, source=source).exists()
-    result = ingest_document(
-        collection=collection,
-        source=source,
-        parsed=dataclasses.replace(parsed, title=title[:500]),
-        digest=digest,
-        embedder=embedder,
-        store=store,
-        metadata={"external_id": external_id, "mime_type": mime_type, "metadata": user_metadata},
-    )
-    if result.outcome == Outcome.FAILED:
-        if not existed and result.item_uid is not None:
-            delete_item(item_uid=result.item_uid, dry_run=False, store=store)
-        raise InvalidArgument(f"ingestion failed: {result.error}")
-    item = Item.objects.select_related("collection", "collection__library").get(uid=result.item_uid)
-    return UpsertResult(item=item, outcome=result.outcome, chunk_count=result.chunk_count)
-
-
-@dataclass(frozen=True)
 class DeletionReport:
     item: Item
     chunk_count: int
@@ -199,10 +100,68 @@ def delete_item(*, item_uid: str, dry_run: bool = True, store: ChunkStore) -> De
         get_graph_store().forget_chunks(chunk_ids)
         Item.objects.filter(pk=item.pk).delete()
     try:
-        store.delete_prefix(f"items/{item_uid}")
+        store.delete_prefix(keys.item_prefix(item_uid))
     except StorageError:
         logger.exception(
             "deleted item %s, but its objects could not be removed from the chunk store", item_uid
         )
         return DeletionReport(item, len(chunk_ids), image_count, deleted=True, storage_cleaned=False)
     return DeletionReport(item, len(chunk_ids), image_count, deleted=True, storage_cleaned=True)
+
+
+# Item status, written here only: pending → processing → complete, or failed with the reason.
+
+
+def mark_processing(*, item_ids: Sequence[int]) -> None:
+    """The items are being (re-)ingested; their previous chunks stay searchable meanwhile."""
+    if item_ids:
+        Item.objects.filter(pk__in=item_ids).update(
+            embedding_status=EmbeddingStatus.PROCESSING, embedding_error=""
+        )
+
+
+def mark_failed(*, item_id: int, reason: str) -> None:
+    """Ingestion of the item failed; `reason` is shown to users (list_items, the admin)."""
+    Item.objects.filter(pk=item_id).update(embedding_status=EmbeddingStatus.FAILED, embedding_error=reason)
+
+
+@dataclass(frozen=True)
+class CompletedItem:
+    """What an item's row records once its new chunks replace the old ones."""
+
+    item_id: int
+    title: str
+    item_type: str
+    digest: str
+    metadata: dict[str, object]
+    chunk_count: int
+
+
+def mark_complete(*, items: Sequence[CompletedItem]) -> None:
+    """One UPDATE for a batch of items (bulk_update's CASE expressions cost more than the rows).
+
+    Call inside the transaction that swaps their chunks.
+    """
+    if not items:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE library_item AS i
+            SET title = v.title, item_type = v.item_type, content_hash = v.digest,
+                metadata = v.metadata::jsonb, chunk_count = v.chunk_count,
+                embedding_status = %s, embedding_error = '', updated_at = now()
+            FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::integer[])
+                 AS v(id, title, item_type, digest, metadata, chunk_count)
+            WHERE i.id = v.id
+            """,
+            [
+                EmbeddingStatus.COMPLETE.value,
+                [entry.item_id for entry in items],
+                [entry.title[:500] for entry in items],
+                [entry.item_type for entry in items],
+                [entry.digest for entry in items],
+                [json.dumps(entry.metadata) for entry in items],
+                [entry.chunk_count for entry in items],
+            ],
+        )

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.chunking import normalise_text
-from mnemosyne.ingestion.embedding import Embedder
-from mnemosyne.ingestion.parsing import ParsedDocument
+from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, content_hash, ingest_documents
 from mnemosyne.library.errors import InvalidArgument, LibraryError
 from mnemosyne.library.models import Collection, EmbeddingStatus, Item, Library, LibraryType

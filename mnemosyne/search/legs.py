@@ -16,7 +16,7 @@ from django.db.models import Q
 from pgvector.django import CosineDistance
 
 from mnemosyne.graph import get_graph_store
-from mnemosyne.ingestion.concepts import query_concepts
+from mnemosyne.graph.concepts import query_concepts
 from mnemosyne.library.models import Chunk, ChunkKind, Collection, Library
 from mnemosyne.library.selectors import visible_library_ids, within_boundary
 

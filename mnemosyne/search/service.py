@@ -16,11 +16,11 @@ from dataclasses import dataclass, field, replace
 from django.conf import settings
 from django.db import close_old_connections
 
+from mnemosyne.embedding import INDEX_DIMENSIONS, Embedder, get_embedder
 from mnemosyne.graph import GraphError
-from mnemosyne.ingestion.embedding import Embedder, get_embedder
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import InvalidArgument
-from mnemosyne.library.models import EMBEDDING_DIMENSIONS, Chunk
+from mnemosyne.library.models import Chunk
 from mnemosyne.library.services import validate_library_type
 from mnemosyne.search import legs
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
@@ -220,7 +220,7 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
 
 
 def _vector(chunk: Chunk) -> list[float]:
-    return [0.0] * EMBEDDING_DIMENSIONS if chunk.embedding is None else list(chunk.embedding)
+    return [0.0] * INDEX_DIMENSIONS if chunk.embedding is None else list(chunk.embedding)
 
 
 _LEG_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-leg")

@@ -16,9 +16,9 @@ from pytest_django.fixtures import Settings
 
 from mnemosyne.graph import close_graph_store, get_graph_store
 from mnemosyne.graph.base import ChunkConcepts, GraphStore, GraphUnavailable, Neighbour
+from mnemosyne.graph.concepts import Concept
 from mnemosyne.graph.models import Edge, Mention
 from mnemosyne.graph.postgres import PostgresGraphStore
-from mnemosyne.ingestion.concepts import Concept
 from mnemosyne.library.models import Chunk, Collection, Item, Library
 
 NO_NEO4J = "NEO4J_URI not set: no Neo4j server here"

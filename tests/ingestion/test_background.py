@@ -17,8 +17,8 @@ from django.db import connection
 from django.tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
+from mnemosyne.embedding import Embedder
 from mnemosyne.graph.models import Mention
-from mnemosyne.ingestion.embedding import Embedder
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.ingestion.tasks import enqueue_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item, Posting

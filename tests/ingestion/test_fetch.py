@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.fetch import FetchFailed, check_url, fetch_url
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, ChunkKind
 from mnemosyne.library.selectors import chunk_image

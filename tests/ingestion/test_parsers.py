@@ -14,8 +14,9 @@ from PIL import Image
 from pypdf import PageObject, PdfReader, PdfWriter
 
 from mnemosyne.ingestion.chunking import SECTION_SEPARATOR, ChunkSpan, assign_pages
+from mnemosyne.ingestion.documents import UnreadableFile
 from mnemosyne.ingestion.parsers import pdf
-from mnemosyne.ingestion.parsing import UnreadableFile, parse_bytes
+from mnemosyne.ingestion.parsing import parse_bytes
 from tests.documents import jpeg_bytes, outlined_pdf, pdf_bytes, png_bytes, report_pdf
 from tests.ingestion.test_chunking import chunk
 

@@ -6,13 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemosyne.ingestion.parsing import (
-    ParsedDocument,
-    UnreadableFile,
-    UnsupportedFile,
-    parse_bytes,
-    parse_file,
-)
+from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, UnsupportedFile
+from mnemosyne.ingestion.parsing import parse_bytes, parse_file
 
 
 def test_it_reads_a_text_file_titled_by_its_filename() -> None:

@@ -11,10 +11,11 @@ import pytest
 from django.conf import settings as django_settings
 from pytest_django.fixtures import Settings
 
-from mnemosyne.ingestion import concepts, runner, writes
+from mnemosyne.embedding import Embedder
+from mnemosyne.graph import concepts
+from mnemosyne.ingestion import runner, writes
 from mnemosyne.ingestion.chunking import normalise_text
-from mnemosyne.ingestion.embedding import Embedder
-from mnemosyne.ingestion.parsing import ParsedDocument
+from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection, ensure_library

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from mnemosyne.ingestion.embedding import Embedder
-from mnemosyne.ingestion.parsing import Heading, ParsedDocument, parse_bytes
+from mnemosyne.embedding import Embedder
+from mnemosyne.ingestion.documents import Heading, ParsedDocument
+from mnemosyne.ingestion.parsing import parse_bytes
 from mnemosyne.ingestion.planning import plan_chunks, section_starts
 from tests.conftest import FIXTURES
 from tests.documents import outlined_pdf

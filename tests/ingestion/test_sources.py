@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemosyne.ingestion.parsing import SUPPORTED_SUFFIXES
+from mnemosyne.ingestion.formats import SUFFIXES as SUPPORTED_SUFFIXES
 from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, discover, is_url, matches_glob
 
 SUFFIXES = set(SUPPORTED_SUFFIXES)

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Chunk, Item
 from mnemosyne.storage import get_chunk_store
 from tests.conftest import ingest_fixture_docs

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from mcp_server.services import create_token
-from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Collection, Library
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.jwks_server import AUDIENCE, ISSUER, JWKSServer, ec_key, jwks_server, rsa_key

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from mcp_server.models import MCPAuditEvent
-from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Chunk, Item, Library
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import mcp_session, post, rpc, run, sse_payload

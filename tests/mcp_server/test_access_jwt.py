@@ -14,7 +14,7 @@ from django.utils import timezone
 from mcp_server.models import MCPAuditEvent
 from mcp_server.server import TOOL_SPECS, WRITE_TOOLS
 from mcp_server.services import create_token
-from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Chunk, Item
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import call_all, mcp_session, post, rpc, run, sse_payload

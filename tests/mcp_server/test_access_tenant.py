@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from mcp.types import CallToolResult
 
 from mcp_server.services import create_token
-from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Chunk, Item
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import call_all, post, rpc, sse_payload

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from mnemosyne.embedding import Embedder
 from mnemosyne.graph import get_graph_store
-from mnemosyne.ingestion.concepts import query_concepts
-from mnemosyne.ingestion.embedding import Embedder
+from mnemosyne.graph.concepts import query_concepts
 from mnemosyne.library.errors import InvalidArgument, NotFound
 from mnemosyne.library.selectors import library_boundary
 from mnemosyne.search import legs

@@ -16,8 +16,8 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from mnemosyne.ingestion.chunking import normalise_text
+from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, UnreadableFile, title_from_filename
 from mnemosyne.ingestion.parsers.image_data import embedded_image, image_marker
-from mnemosyne.ingestion.parsing import ImageAsset, ParsedDocument, UnreadableFile, title_from_filename
 
 # A DOCX is a ZIP archive; refuse one that would inflate past this before python-docx unpacks it.
 MAX_DOCX_UNPACKED_BYTES = 512 * 1024 * 1024

@@ -7,8 +7,8 @@ import io
 from PIL import Image
 
 from mnemosyne.ingestion.chunking import normalise_text
+from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, title_from_filename
 from mnemosyne.ingestion.parsers.image_data import clean_caption, image_mime_type
-from mnemosyne.ingestion.parsing import ImageAsset, ParsedDocument, title_from_filename
 
 _EXIF_IMAGE_DESCRIPTION = 0x010E
 

@@ -8,7 +8,7 @@ import re
 
 from PIL import Image, UnidentifiedImageError
 
-from mnemosyne.ingestion.parsing import ImageAsset, UnreadableFile
+from mnemosyne.ingestion.documents import ImageAsset, UnreadableFile
 
 logger = logging.getLogger(__name__)
 

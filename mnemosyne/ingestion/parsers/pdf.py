@@ -18,14 +18,14 @@ from pypdf.errors import DependencyError, PdfReadError
 from pypdf.generic import Destination, DictionaryObject
 
 from mnemosyne.ingestion.chunking import normalise_text
-from mnemosyne.ingestion.parsers.image_data import check_dimensions, embedded_image
-from mnemosyne.ingestion.parsing import (
+from mnemosyne.ingestion.documents import (
     Heading,
     ImageAsset,
     ParsedDocument,
     UnreadableFile,
     title_from_filename,
 )
+from mnemosyne.ingestion.parsers.image_data import check_dimensions, embedded_image
 
 logger = logging.getLogger(__name__)
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 import re
 
 from mnemosyne.ingestion.chunking import iter_markdown_headings, normalise_text
-from mnemosyne.ingestion.parsing import ParsedDocument, UnreadableFile, title_from_filename
+from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, title_from_filename
 
 # Front matter must open with a `key:` line, so a leading thematic break (`---`) keeps its text.
 _FRONT_MATTER = re.compile(r"---\n(?:([A-Za-z_][\w-]*:.*?)\n)??(?:---|\.\.\.)(?:\n|$)", re.DOTALL)
 _FRONT_MATTER_TITLE = re.compile(r"^title:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+
+
+def parse_markdown(data: bytes, *, filename: str) -> ParsedDocument:
+    return parse_text(data, filename=filename, markdown=True)
+
+
+def parse_plain(data: bytes, *, filename: str) -> ParsedDocument:
+    return parse_text(data, filename=filename, markdown=False)
 
 
 def parse_text(data: bytes, *, filename: str, markdown: bool) -> ParsedDocument:

@@ -15,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from mnemosyne.ingestion.embedding import get_embedder
+from mnemosyne.embedding import get_embedder
 from mnemosyne.library.errors import LibraryError
 from mnemosyne.management.schema import require_current_schema
 from mnemosyne.search.beir import Dataset, ensure_loaded, evaluate

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from mnemosyne.graph import ChunkConcepts, get_graph_store
-from mnemosyne.ingestion.concepts import extract_concepts
+from mnemosyne.graph.concepts import extract_concepts
 from mnemosyne.library.models import Chunk, Library
 from mnemosyne.library.selectors import chunk_text
 from mnemosyne.management.schema import require_current_schema

@@ -14,37 +14,18 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from mnemosyne.ingestion import query_encoder
-from mnemosyne.ingestion.memory import release_free_memory
-from mnemosyne.library.models import EMBEDDING_DIMENSIONS
+from mnemosyne.embedding import query_encoder
+from mnemosyne.embedding.base import INDEX_DIMENSIONS, ModelIntegrityError
+from mnemosyne.embedding.memory import release_free_memory
 
 logger = logging.getLogger(__name__)
 
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
 BUNDLED_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-
-
-class ModelIntegrityError(ImproperlyConfigured):
-    """The model's weights are not the ones this release was built and measured with."""
-
-
-class Embedder(Protocol):
-    model_id: str
-    dim: int
-    max_tokens: int
-
-    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]: ...
-
-    def embed_query(self, text: str) -> list[float]: ...
-
-    def count_tokens(self, text: str) -> int: ...
-
-    def token_starts(self, text: str) -> list[int]: ...
 
 
 def sha256_of(path: Path) -> str:
@@ -97,12 +78,12 @@ class SentenceTransformerEmbedder:
         self._model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
         self.model_id = model_id
         dim = self._model.get_embedding_dimension()
-        if dim != EMBEDDING_DIMENSIONS:
+        if dim != INDEX_DIMENSIONS:
             raise ImproperlyConfigured(
                 f"EMBEDDING_MODEL {model_id!r} produces {dim}-dimensional vectors; "
-                f"the index stores {EMBEDDING_DIMENSIONS}"
+                f"the index stores {INDEX_DIMENSIONS}"
             )
-        self.dim = EMBEDDING_DIMENSIONS
+        self.dim = INDEX_DIMENSIONS
         self.max_tokens = int(self._model.max_seq_length or 256)
         self._tokenizer = self._model.tokenizer
         self._batch_size = batch_size
@@ -183,11 +164,8 @@ class SentenceTransformerEmbedder:
         return [start for start, _ in encoding["offset_mapping"]]
 
 
-_embedder: Embedder | None = None
-_embedder_lock = threading.Lock()
-
-
-def load_embedder() -> Embedder:
+def load_embedder() -> SentenceTransformerEmbedder:
+    """The model EMBEDDING_MODEL names: the bundled one (weights verified) or a local directory."""
     name = settings.EMBEDDING_MODEL
     weights_sha256: str | None = None
     if name == BUNDLED_MODEL_NAME:
@@ -211,13 +189,3 @@ def load_embedder() -> Embedder:
         query_backend=settings.EMBEDDING_QUERY_BACKEND,
         recent_queries=settings.EMBEDDING_QUERY_CACHE_SIZE,
     )
-
-
-def get_embedder() -> Embedder:
-    """The process-wide embedder, loaded on first use."""
-    global _embedder
-    if _embedder is None:
-        with _embedder_lock:
-            if _embedder is None:
-                _embedder = load_embedder()
-    return _embedder

@@ -13,10 +13,9 @@ import pytest
 from django.conf import settings
 from pytest_django.fixtures import Settings
 
-from mnemosyne.ingestion import query_encoder
-from mnemosyne.ingestion.embedding import (
+from mnemosyne.embedding import ModelIntegrityError, query_encoder
+from mnemosyne.embedding.sentence_transformer import (
     BUNDLED_MODEL_SHA256,
-    ModelIntegrityError,
     SentenceTransformerEmbedder,
     bundled_model_dir,
     verify_bundled_weights,

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from mnemosyne.ingestion.concepts import (
+from mnemosyne.graph.concepts import (
     Concept,
     extract_concepts,
     fold_plural,

@@ -7,7 +7,7 @@ import platform
 
 import pytest
 
-from mnemosyne.ingestion.memory import release_free_memory
+from mnemosyne.embedding.memory import release_free_memory
 
 pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
 

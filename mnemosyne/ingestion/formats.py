@@ -1,0 +1,79 @@
+"""The one table of file formats: suffixes, content types, upload MIME types and parsers all come from it.
+
+Adding a format is one parser module in `parsers/` (a function `parse(data, *, filename)` returning
+a ParsedDocument) and one row here. Directory walks accept the suffixes, URL fetches the content
+types, `upsert_item` the MIME types (its description lists them), and `parsing` picks the parser.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from mnemosyne.ingestion.documents import ParsedDocument
+
+
+@dataclass(frozen=True)
+class Format:
+    # What the item is recorded as (Item.item_type).
+    item_type: str
+    # File name suffixes, lowercase; the first is the one a fetched URL is named with.
+    suffixes: tuple[str, ...]
+    # Content types; the first is the one upsert_item documents, every one is accepted.
+    mime_types: tuple[str, ...]
+    # "module:function" under mnemosyne.ingestion.parsers, imported on first use (the format
+    # libraries are slow to load, and most processes never parse most formats).
+    parser: str
+    # upsert_item takes it as `text` (not only as `content_base64`).
+    textual: bool = False
+
+    def parse(self, data: bytes, *, filename: str) -> ParsedDocument:
+        module, function = self.parser.split(":")
+        parse: Callable[..., ParsedDocument] = getattr(
+            importlib.import_module(f"mnemosyne.ingestion.parsers.{module}"), function
+        )
+        return parse(data, filename=filename)
+
+
+FORMATS: tuple[Format, ...] = (
+    Format(
+        "markdown", (".md", ".markdown"), ("text/markdown", "text/x-markdown"), "text:parse_markdown", True
+    ),
+    Format("text", (".txt",), ("text/plain",), "text:parse_plain", True),
+    Format("html", (".html", ".htm"), ("text/html", "application/xhtml+xml"), "html:parse_html", True),
+    Format("pdf", (".pdf",), ("application/pdf",), "pdf:parse_pdf"),
+    Format(
+        "docx",
+        (".docx",),
+        ("application/vnd.openxmlformats-officedocument.wordprocessingml.document",),
+        "docx:parse_docx",
+    ),
+    Format("image", (".png",), ("image/png",), "image:parse_image"),
+    Format("image", (".jpg", ".jpeg"), ("image/jpeg",), "image:parse_image"),
+    Format("image", (".gif",), ("image/gif",), "image:parse_image"),
+    Format("image", (".webp",), ("image/webp",), "image:parse_image"),
+)
+
+_BY_SUFFIX = {suffix: entry for entry in FORMATS for suffix in entry.suffixes}
+_BY_MIME_TYPE = {mime: entry for entry in FORMATS for mime in entry.mime_types}
+
+# Every suffix a directory walk takes in.
+SUFFIXES = frozenset(_BY_SUFFIX)
+# The MIME types upsert_item documents, in table order.
+UPLOAD_MIME_TYPES = tuple(entry.mime_types[0] for entry in FORMATS)
+TEXT_MIME_TYPES = tuple(entry.mime_types[0] for entry in FORMATS if entry.textual)
+
+
+def by_suffix(suffix: str) -> Format | None:
+    return _BY_SUFFIX.get(suffix.lower())
+
+
+def by_filename(filename: str) -> Format | None:
+    return by_suffix(PurePath(filename).suffix)
+
+
+def by_mime_type(mime_type: str) -> Format | None:
+    """The format of a content type (parameters such as `; charset=` ignored, case too)."""
+    return _BY_MIME_TYPE.get(mime_type.split(";")[0].strip().lower())

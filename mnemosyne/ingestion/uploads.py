@@ -1,0 +1,102 @@
+"""Uploads: one document handed over as bytes (the `upsert_item` tool), ingested through the pipeline."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from mnemosyne.embedding import Embedder
+from mnemosyne.ingestion import formats
+from mnemosyne.ingestion.documents import DocumentRejected
+from mnemosyne.ingestion.parsing import parse_bytes
+from mnemosyne.ingestion.pipeline import Outcome, ingest_document
+from mnemosyne.library.errors import InvalidArgument
+from mnemosyne.library.models import Collection, Item
+from mnemosyne.library.services import delete_item
+from mnemosyne.storage import ChunkStore
+
+MAX_EXTERNAL_ID_CHARS = 500
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    item: Item
+    outcome: Outcome  # created, updated or unchanged
+    chunk_count: int
+
+
+def upsert_source(*, external_id: str | None, content: bytes) -> str:
+    """The item's identity in its collection: the caller's id, or else the content's digest.
+
+    Without an external id the same bytes are the same item, so repeating a call never duplicates.
+    """
+    if external_id is None:
+        return f"content:{hashlib.sha256(content).hexdigest()[:32]}"
+    external_id = external_id.strip()
+    if not external_id or len(external_id) > MAX_EXTERNAL_ID_CHARS or not external_id.isprintable():
+        raise InvalidArgument(f"external_id must be 1-{MAX_EXTERNAL_ID_CHARS} printable characters")
+    return f"external:{external_id}"
+
+
+def upsert_item(
+    *,
+    collection: Collection,
+    title: str,
+    content: bytes,
+    mime_type: str,
+    embedder: Embedder,
+    store: ChunkStore,
+    external_id: str | None = None,
+    metadata: Mapping[str, object] | None = None,
+) -> UpsertResult:
+    """Create or replace one item through the ingest pipeline (which writes it in one transaction).
+
+    Everything that can be refused (size, type, unreadable or empty content) is refused before
+    anything is written; a new item whose ingestion still fails is removed again.
+    """
+    title = title.strip()
+    if not title:
+        raise InvalidArgument("title must not be empty")
+    limit = settings.INGEST_MAX_FILE_BYTES
+    if len(content) > limit:
+        raise InvalidArgument(f"the content is {len(content)} bytes, over INGEST_MAX_FILE_BYTES ({limit})")
+    found = formats.by_mime_type(mime_type)
+    if found is None:
+        raise InvalidArgument(
+            f"unsupported mime_type {mime_type!r}; supported: {', '.join(formats.UPLOAD_MIME_TYPES)}"
+        )
+    source = upsert_source(external_id=external_id, content=content)
+    try:
+        # Named after the title: a parser falls back on the file name (e.g. an image without a caption).
+        stem = re.sub(r"[^\w\- ]+", " ", title).strip()[:100] or "upload"
+        parsed = parse_bytes(content, filename=f"{stem}{found.suffixes[0]}")
+    except DocumentRejected as exc:
+        raise InvalidArgument(f"cannot ingest the content: {exc}") from exc
+    user_metadata = dict(metadata or {})
+    # Title and metadata are part of the digest: changing either updates the item.
+    digest = hashlib.sha256(
+        json.dumps([title, user_metadata], sort_keys=True, default=str).encode()
+        + hashlib.sha256(content).digest()
+    ).hexdigest()
+    existed = Item.objects.filter(collection=collection, source=source).exists()
+    result = ingest_document(
+        collection=collection,
+        source=source,
+        parsed=dataclasses.replace(parsed, title=title[:500]),
+        digest=digest,
+        embedder=embedder,
+        store=store,
+        metadata={"external_id": external_id, "mime_type": mime_type, "metadata": user_metadata},
+    )
+    if result.outcome == Outcome.FAILED:
+        if not existed and result.item_uid is not None:
+            delete_item(item_uid=result.item_uid, dry_run=False, store=store)
+        raise InvalidArgument(f"ingestion failed: {result.error}")
+    item = Item.objects.select_related("collection", "collection__library").get(uid=result.item_uid)
+    return UpsertResult(item=item, outcome=result.outcome, chunk_count=result.chunk_count)
