@@ -18,7 +18,8 @@ from django.db import transaction
 
 from benchmarks import corpus, database
 from benchmarks.results import BuildTimes
-from mnemosyne.graph import ChunkConcepts, get_graph_store
+from mnemosyne import graph
+from mnemosyne.graph import ChunkConcepts
 from mnemosyne.graph.concepts import Concept, extract_concepts
 from mnemosyne.ingestion import writes
 from mnemosyne.ingestion.planning import header_text
@@ -186,7 +187,7 @@ def _write_batch(
 
     started = time.perf_counter()
     # A copy mentions the concepts of the chunk it was copied from (extracted once per real chunk).
-    get_graph_store().record_chunk_concepts(
+    graph.record_chunk_concepts(
         [
             ChunkConcepts(row.pk, copies.library_id, copies.pk, original.concepts)
             for row, original in zip(created, originals, strict=True)

@@ -90,6 +90,18 @@ S3_MAX_ATTEMPTS = envint("S3_MAX_ATTEMPTS", 3, minimum=1, maximum=10)
 if CHUNK_STORE == "s3" and not S3_BUCKET:
     raise ImproperlyConfigured("S3_BUCKET is required when CHUNK_STORE=s3")
 GRAPH_BACKEND = envchoice("GRAPH_BACKEND", "postgres", ("postgres", "neo4j"))
+# The Neo4j server when GRAPH_BACKEND=neo4j (a projection of the graph tables, fed after commit).
+NEO4J_URI = envstr("NEO4J_URI", "").strip()
+NEO4J_USER = envstr("NEO4J_USER", "neo4j")
+NEO4J_PASSWORD = envstr("NEO4J_PASSWORD", "")
+NEO4J_DATABASE = envstr("NEO4J_DATABASE", "").strip() or None
+_NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+if GRAPH_BACKEND == "neo4j" and not NEO4J_URI:
+    raise ImproperlyConfigured("NEO4J_URI is required when GRAPH_BACKEND=neo4j")
+if NEO4J_URI and NEO4J_URI.split("://", 1)[0].lower() not in _NEO4J_SCHEMES:
+    raise ImproperlyConfigured(
+        f"NEO4J_URI must start with one of {', '.join(s + '://' for s in _NEO4J_SCHEMES)}"
+    )
 # "all-MiniLM-L6-v2" is the bundled model (checksum verified at load); anything else
 # is a path to a local sentence-transformers model directory.
 EMBEDDING_MODEL = envstr("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
@@ -123,8 +135,6 @@ SEARCH_FUSION = envchoice("SEARCH_FUSION", "relative", ("rrf", "relative"))
 SEARCH_RRF_K = envint("SEARCH_RRF_K", 60, minimum=1, maximum=1000)
 SEARCH_ALPHA = envfloat("SEARCH_ALPHA", 0.5, minimum=0.0, maximum=1.0)
 SEARCH_GRAPH_WEIGHT = envfloat("SEARCH_GRAPH_WEIGHT", 0.0, minimum=0.0, maximum=1.0)
-# Run the lexical and graph legs in threads while the query is embedded.
-SEARCH_PARALLEL_LEGS = envbool("SEARCH_PARALLEL_LEGS", True)
 SEARCH_GRAPH_HOPS = envint("SEARCH_GRAPH_HOPS", 1, minimum=1, maximum=2)
 # Reranking (off unless configured): an HTTP /rerank endpoint (TEI, Cohere or Jina style)
 # or a local cross-encoder directory.

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.db import connection
 
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion.runner import RunSummary, ingest_paths
@@ -46,6 +47,18 @@ def ingest_fixture_docs(
         [FIXTURES / "docs"], collection=col, report=lambda line: None, embedder=embedder, progress=False
     )
     return lib, col, summary
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_other_sessions_before_teardown(django_db_setup, django_db_blocker) -> Iterator[None]:
+    """Search legs run in a thread pool whose threads keep their database connections; the test
+    database can only be dropped once they are gone (this teardown runs before pytest-django's)."""
+    yield
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
 
 
 @pytest.fixture(scope="session")

@@ -46,7 +46,6 @@ def uvicorn_server(
         "MCP_REQUIRE_AUTH": "true",
         "LOG_LEVEL": "warning",
         "DATABASE_CONN_MAX_AGE": "0",
-        "SEARCH_PARALLEL_LEGS": "true",
         **(env or {}),
     }
     command = [

@@ -10,8 +10,5 @@ os.environ.setdefault("DEBUG", "true")
 # directories differ).
 os.environ.setdefault("EMBEDDING_CACHE_DIR", str(_ROOT / ".mnemosyne-test-models"))
 os.environ.setdefault("LOG_LEVEL", "warning")
-# In-process tests hold their data in a transaction other threads cannot see; the uvicorn
-# servers the HTTP tests start use the default (parallel legs).
-os.environ.setdefault("SEARCH_PARALLEL_LEGS", "false")
 
 from mnemosyne.settings import *  # noqa: E402, F403

@@ -13,7 +13,7 @@ from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion.pipeline import ingest_config_signature
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Chunk
-from mnemosyne.search import service
+from mnemosyne.search.types import DEFAULT_LIMIT, SEARCH_TYPES
 
 
 class VectorIndex(BaseModel):
@@ -107,8 +107,8 @@ def get_collection_config(
         structure_aware=True,
     )
     defaults = SearchDefaults(
-        limit=service.DEFAULT_LIMIT,
-        search_types=list(service.SEARCH_TYPES),
+        limit=DEFAULT_LIMIT,
+        search_types=list(SEARCH_TYPES),
         fusion=settings.SEARCH_FUSION,
         rrf_k=settings.SEARCH_RRF_K,
         alpha=settings.SEARCH_ALPHA,

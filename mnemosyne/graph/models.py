@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from django.db import models
 
-from mnemosyne.library.models import Chunk
-
 
 class Concept(models.Model):
     key = models.TextField(unique=True, help_text="Normalised form, e.g. 'neural network'.")
@@ -23,7 +21,8 @@ class Mention(models.Model):
     """One chunk mentions one concept, with the extractor's score."""
 
     pk = models.CompositePrimaryKey("chunk", "concept")
-    chunk = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # By name: the graph sits below the library package, which it must not import.
+    chunk = models.ForeignKey("library.Chunk", on_delete=models.CASCADE, related_name="+", db_index=False)
     concept = models.ForeignKey(Concept, on_delete=models.CASCADE, related_name="+", db_index=False)
     score = models.FloatField()
     # Copied from the chunk so filtered queries read only mentions.
@@ -57,3 +56,17 @@ class Edge(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["target"], include=["weight"], name="edge_by_target")]
+
+
+class ProjectionChange(models.Model):
+    """The outbox: a chunk whose mentions changed in PostgreSQL and must be re-projected to Neo4j.
+
+    Written in the same transaction as the change (only when GRAPH_BACKEND=neo4j), drained after
+    commit (graph.projection): a rolled-back write leaves no row, so Neo4j never sees it.
+    """
+
+    chunk_id = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "graph_outbox"

@@ -2,13 +2,13 @@
 
 Model: (:Chunk {id, library_id, collection_id})-[:MENTIONS {score}]->(:Concept {key, label}), and
 (:Concept)-[:CO_OCCURS {weight}]->(:Concept) stored once per pair, from the smaller key to the
-larger. Chunk deletions in PostgreSQL do not reach Neo4j: callers must `forget_chunks` first.
+larger. It is a projection of the PostgreSQL graph, written only by the outbox drain
+(graph.projection) after commit; connection settings are NEO4J_* in settings.py.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import neo4j
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable, SessionExpired
 
@@ -162,15 +163,14 @@ class Neo4jSettings:
     max_transaction_retry_time: float = 5.0
 
     @classmethod
-    def from_env(cls) -> Neo4jSettings:
-        uri = os.environ.get("NEO4J_URI", "").strip()
-        if not uri:
+    def from_settings(cls) -> Neo4jSettings:
+        if not settings.NEO4J_URI:
             raise ImproperlyConfigured("NEO4J_URI is required when GRAPH_BACKEND=neo4j")
         return cls(
-            uri=uri,
-            user=os.environ.get("NEO4J_USER", "neo4j"),
-            password=os.environ.get("NEO4J_PASSWORD", ""),
-            database=os.environ.get("NEO4J_DATABASE", "").strip() or None,
+            uri=settings.NEO4J_URI,
+            user=settings.NEO4J_USER,
+            password=settings.NEO4J_PASSWORD,
+            database=settings.NEO4J_DATABASE,
         )
 
 

@@ -12,6 +12,7 @@ from django.db import connection, transaction
 from mnemosyne.graph.base import (
     EXAMPLE_CHUNKS,
     ChunkConcepts,
+    Concept,
     ConceptCount,
     Neighbour,
     NodeEdges,
@@ -219,6 +220,25 @@ class PostgresGraphStore:
             cursor.execute(sql, [list(keys)])
             known = {key for (key,) in cursor}
         return [key for key in dict.fromkeys(keys) if key in known]
+
+    def mentions_of(self, chunk_ids: Sequence[int]) -> list[ChunkConcepts]:
+        """What the chunks mention now (the source of truth a projection is brought in line with);
+        a chunk that mentions nothing, or no longer exists, is absent."""
+        if not chunk_ids:
+            return []
+        sql = """
+            SELECT m.chunk_id, m.library_id, m.collection_id, c.key, c.label, m.score
+            FROM graph_mention m JOIN graph_concept c ON c.id = m.concept_id
+            WHERE m.chunk_id = ANY(%s)
+            ORDER BY m.chunk_id, c.key
+        """
+        found: dict[int, ChunkConcepts] = {}
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [list(chunk_ids)])
+            for chunk_id, library_id, collection_id, key, label, score in cursor:
+                entry = found.setdefault(chunk_id, ChunkConcepts(chunk_id, library_id, collection_id, []))
+                entry.concepts.append(Concept(key, label, score))
+        return list(found.values())
 
     def close(self) -> None:
         """Nothing to release: Django owns the database connections."""

@@ -9,7 +9,8 @@ from django.conf import settings
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
 
-from mnemosyne.graph import ChunkConcepts, get_graph_store
+from mnemosyne import graph
+from mnemosyne.graph import ChunkConcepts
 from mnemosyne.graph.concepts import extract_concepts
 from mnemosyne.ingestion.planning import PlannedChunk
 from mnemosyne.library import services
@@ -56,8 +57,7 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
     ):
         old_ids.append(chunk_id)
         old_prefixes[item_id].add(prefix_of(key))
-    graph = get_graph_store()
-    # A Neo4j graph is not reached by PostgreSQL's cascades; in PostgreSQL this is what the cascade does.
+    # Mentions go with their chunks (and a Neo4j projection learns of it after commit).
     graph.forget_chunks(old_ids)
     Chunk.objects.filter(item_id__in=by_pk).delete()
     rows: list[Chunk] = []

@@ -70,6 +70,11 @@ def get_collection(uid: str) -> Collection:
     return collection
 
 
+def library_ids_of_type(library_type: str) -> list[int]:
+    """Ids of the libraries of one type (the library boundary is applied by the caller)."""
+    return list(Library.objects.filter(library_type=library_type).values_list("id", flat=True))
+
+
 def libraries() -> QuerySet[Library]:
     return within_boundary(Library.objects.order_by("name"), "id")
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
-from mnemosyne.graph import get_graph_store
+from mnemosyne import graph
 from mnemosyne.library.errors import InvalidArgument, NotFound
 from mnemosyne.library.models import Chunk, ChunkKind, Collection, EmbeddingStatus, Item, Library, LibraryType
 from mnemosyne.storage import ChunkStore, StorageError, keys
@@ -96,8 +96,8 @@ def delete_item(*, item_uid: str, dry_run: bool = True, store: ChunkStore) -> De
         image_count = chunks.filter(kind=ChunkKind.IMAGE).count()
         if dry_run:
             return DeletionReport(item, len(chunk_ids), image_count, deleted=False, storage_cleaned=False)
-        # A Neo4j graph is not reached by PostgreSQL's cascades (in PostgreSQL this is what they do).
-        get_graph_store().forget_chunks(chunk_ids)
+        # Mentions go with their chunks (and a Neo4j projection learns of it after commit).
+        graph.forget_chunks(chunk_ids)
         Item.objects.filter(pk=item.pk).delete()
     try:
         store.delete_prefix(keys.item_prefix(item_uid))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,16 +15,17 @@ from django.db.backends.utils import CursorWrapper
 from django.db.models import Q
 from pgvector.django import CosineDistance
 
+from mnemosyne.embedding import Embedder
 from mnemosyne.graph import get_graph_store
 from mnemosyne.graph.concepts import query_concepts
-from mnemosyne.library.models import Chunk, ChunkKind, Collection, Library
-from mnemosyne.library.selectors import visible_library_ids, within_boundary
+from mnemosyne.library.models import Chunk, ChunkKind
 
 
 @dataclass(frozen=True)
 class Filters:
-    """Filters resolved to ids, so each leg compares plain integer columns (a join on uids
-    hides the filter's selectivity from the planner, which then gives up the HNSW index)."""
+    """Filters resolved to ids (by service.validate, once), so each leg compares plain integer
+    columns (a join on uids hides the filter's selectivity from the planner, which then gives up
+    the HNSW index)."""
 
     library_id: int | None = None
     # Libraries of the requested library_type; None = no type filter, [] = no library matches.
@@ -34,32 +35,6 @@ class Filters:
     # The caller sees only some libraries (an MCP token's boundary); legs run in other threads,
     # which do not see the caller's context, so the filters carry it.
     confined: bool = False
-
-    @classmethod
-    def resolve(
-        cls,
-        *,
-        library_uid: str | None = None,
-        library_type: str | None = None,
-        collection_uid: str | None = None,
-        include_images: bool = True,
-    ) -> Filters:
-        library_ids = (
-            None
-            if library_type is None
-            else list(Library.objects.filter(library_type=library_type).values_list("id", flat=True))
-        )
-        # The caller's library boundary (an MCP token's libraries) narrows every leg.
-        visible = visible_library_ids()
-        if visible is not None:
-            library_ids = sorted(visible if library_ids is None else visible.intersection(library_ids))
-        return cls(
-            library_id=_id_of(Library, library_uid),
-            library_ids=library_ids,
-            collection_id=_id_of(Collection, collection_uid),
-            include_images=include_images,
-            confined=visible is not None,
-        )
 
     def posting_sql(self) -> tuple[str, dict[str, Any]]:
         """The filters as SQL on library_posting `p` (AND-combined), with their named parameters."""
@@ -89,15 +64,6 @@ class Filters:
         if not self.include_images:
             condition &= ~Q(kind=ChunkKind.IMAGE)
         return condition
-
-
-def _id_of(model: type[Library] | type[Collection], uid: str | None) -> int | None:
-    if uid is None:
-        return None
-    # A uid that matches nothing filters everything out (validation has named it already).
-    queryset = within_boundary(model.objects.filter(uid=uid), "id" if model is Library else "library_id")
-    found: int | None = queryset.values_list("id", flat=True).first()
-    return -1 if found is None else found
 
 
 def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tuple[int, float]]:
@@ -318,3 +284,23 @@ def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, C
     related = Chunk.objects.select_related("item", "collection", "library")
     chunks = related.filter(id__in=list(ids)).only(*fields)
     return {chunk.id: chunk for chunk in chunks}
+
+
+@dataclass(frozen=True)
+class LegQuery:
+    """What every leg is given: the query, the resolved filters, how many candidates to return."""
+
+    text: str
+    filters: Filters
+    limit: int
+    embedder: Embedder
+
+
+LegResult = list[tuple[int, float]]
+
+# The legs by name (types.SEARCH_TYPES): each returns (chunk id, score), best first.
+LEGS: Mapping[str, Callable[[LegQuery], LegResult]] = {
+    "vector": lambda q: vector_leg(q.embedder.embed_query(q.text), q.filters, q.limit),
+    "fulltext": lambda q: fulltext_leg(q.text, q.filters, q.limit),
+    "graph": lambda q: graph_leg(q.text, q.filters, q.limit),
+}

@@ -5,15 +5,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 from mnemosyne.library.selectors import chunk_text
-from mnemosyne.search.rerank import RerankError, get_reranker
-
-if TYPE_CHECKING:
-    from mnemosyne.search.service import SearchHit
+from mnemosyne.search.rerank import RerankError, get_reranker, rerank_order
+from mnemosyne.search.types import SearchHit
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +25,8 @@ class RerankOutcome:
 def rerank_hits(query: str, hits: Sequence[SearchHit], *, requested: bool) -> RerankOutcome:
     """Reorder the first RERANK_TOP_N hits by the reranker's scores; the rest keep their place after them.
 
-    Without a configured reranker, or when it fails, the fused order stands and the note says why.
+    Without a configured reranker, or when it fails (or answers with the wrong number of scores,
+    or a score that is not a finite number), the fused order stands and the note says why.
     """
     if not requested:
         return RerankOutcome(list(hits), False, "")
@@ -37,12 +35,13 @@ def rerank_hits(query: str, hits: Sequence[SearchHit], *, requested: bool) -> Re
         return RerankOutcome(list(hits), False, "no reranker is configured; results are in fused order")
     if not hits:
         return RerankOutcome([], False, "nothing to rerank")
-    head, tail = list(hits[: settings.RERANK_TOP_N]), list(hits[settings.RERANK_TOP_N :])
+    top_n = settings.RERANK_TOP_N
     try:
-        scores = reranker.score(query, [chunk_text(hit.chunk) for hit in head])
+        order = rerank_order(query, [chunk_text(hit.chunk) for hit in hits[:top_n]], reranker, top_n)
     except RerankError as exc:
         logger.warning("rerank failed: %s", exc)
         return RerankOutcome(list(hits), False, f"rerank failed ({exc}); results are in fused order")
-    order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-    reranked = [replace(head[i], rerank_score=scores[i]) for i in order]
-    return RerankOutcome(reranked + tail, True, f"top {len(head)} reranked by {reranker.name}")
+    reranked = [replace(hits[index], rerank_score=score) for index, score in order]
+    return RerankOutcome(
+        reranked + list(hits[top_n:]), True, f"top {len(reranked)} reranked by {reranker.name}"
+    )

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
+import numpy as np
 from django.conf import settings
 from django.db import close_old_connections
 
@@ -27,11 +28,17 @@ from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
 from mnemosyne.search.rerank import get_reranker
 from mnemosyne.search.reranking import rerank_hits
 from mnemosyne.search.shaping import collapse_near_duplicates, maximal_marginal_relevance
+from mnemosyne.search.types import (
+    SEARCH_TYPES,
+    LegHit,
+    ResolvedSearch,
+    SearchHit,
+    SearchRequest,
+    SearchResponse,
+)
 
 logger = logging.getLogger(__name__)
 
-SEARCH_TYPES = ("vector", "fulltext", "graph")
-DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 20_000
 MAX_WINDOW = 500
@@ -39,56 +46,8 @@ MAX_WINDOW = 500
 MIN_CANDIDATES = 50
 
 
-@dataclass(frozen=True)
-class SearchRequest:
-    query: str
-    library_uid: str | None = None
-    library_type: str | None = None
-    collection_uid: str | None = None
-    limit: int = DEFAULT_LIMIT
-    search_types: Sequence[str] = SEARCH_TYPES
-    rerank: bool = True
-    include_images: bool = True
-    # None: the configured default fusion. A number in [0, 1]: relative-score fusion weighting
-    # the vector leg by alpha and the full-text leg by 1 - alpha (Weaviate's hybrid alpha).
-    alpha: float | None = None
-    # Skip this many results (paging); the window offset + limit is at most MAX_WINDOW.
-    offset: int = 0
-    # None: relevance order. A number in [0, 1]: maximal marginal relevance, trading relevance
-    # for diversity (0 = relevance only).
-    diversity: float | None = None
-    collapse_duplicates: bool = True
-
-
-@dataclass(frozen=True)
-class LegHit:
-    rank: int
-    score: float
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    chunk: Chunk
-    score: float
-    legs: dict[str, LegHit]
-    rerank_score: float | None = None
-    # uids of near-identical chunks folded into this one
-    duplicates: list[str] = field(default_factory=list)
-
-
-@dataclass
-class SearchResponse:
-    hits: list[SearchHit]
-    legs_run: list[str]
-    legs_not_run: dict[str, str] = field(default_factory=dict)
-    rerank_applied: bool = False
-    rerank_note: str = ""
-    fusion: str = ""
-    # Whether results beyond this page may exist.
-    more: bool = False
-
-
-def validate(request: SearchRequest) -> SearchRequest:
+def validate(request: SearchRequest) -> ResolvedSearch:
+    """Check the request and resolve its filters to ids, once: every leg then uses those ids."""
     query = request.query.strip()
     if not query:
         raise InvalidArgument("query must not be empty")
@@ -111,12 +70,30 @@ def validate(request: SearchRequest) -> SearchRequest:
         raise InvalidArgument(f"alpha must be between 0 and 1, got {request.alpha}")
     if request.library_type is not None:
         validate_library_type(request.library_type)
-    # Unknown uids are an error naming them, not an empty result.
-    if request.library_uid is not None:
-        selectors.get_library(request.library_uid)
-    if request.collection_uid is not None:
-        selectors.get_collection(request.collection_uid)
-    return request
+    return ResolvedSearch(
+        request=request,
+        query=query,
+        filters=_resolve_filters(request),
+        legs=tuple(dict.fromkeys(request.search_types)),
+    )
+
+
+def _resolve_filters(request: SearchRequest) -> legs.Filters:
+    # Unknown uids are an error naming them, not an empty result; the caller's library boundary
+    # (an MCP token's libraries) narrows every leg, which may run in threads that do not see it.
+    library_ids = (
+        None if request.library_type is None else selectors.library_ids_of_type(request.library_type)
+    )
+    visible = selectors.visible_library_ids()
+    if visible is not None:
+        library_ids = sorted(visible if library_ids is None else visible.intersection(library_ids))
+    return legs.Filters(
+        library_id=selectors.get_library(request.library_uid).pk if request.library_uid else None,
+        library_ids=library_ids,
+        collection_id=selectors.get_collection(request.collection_uid).pk if request.collection_uid else None,
+        include_images=request.include_images,
+        confined=visible is not None,
+    )
 
 
 def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | None) -> list[Fused[int]]:
@@ -137,41 +114,29 @@ def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | Non
 
 
 def search(request: SearchRequest, *, embedder: Embedder | None = None) -> SearchResponse:
-    validate(request)
-    query = request.query.strip()
-    filters = legs.Filters.resolve(
-        library_uid=request.library_uid,
-        library_type=request.library_type,
-        collection_uid=request.collection_uid,
-        include_images=request.include_images,
-    )
+    resolved = validate(request)
+    query = resolved.query
     window = request.offset + request.limit
-    candidates = max(window, MIN_CANDIDATES)
-    found_by_leg: dict[str, list[tuple[int, float]]] = {}
+    leg_query = legs.LegQuery(
+        text=query,
+        filters=resolved.filters,
+        limit=max(window, MIN_CANDIDATES),
+        embedder=embedder or get_embedder(),
+    )
     not_run: dict[str, str] = {}
-    wanted = list(dict.fromkeys(request.search_types))
+    wanted = list(resolved.legs)
     if "graph" in wanted and len(wanted) > 1 and settings.SEARCH_GRAPH_WEIGHT == 0:
         wanted.remove("graph")
         not_run["graph"] = (
             "its fusion weight is 0 (SEARCH_GRAPH_WEIGHT); ask for search_types=['graph'] alone"
         )
-    # The lexical and graph legs run in other threads while the query is embedded.
-    parallel = settings.SEARCH_PARALLEL_LEGS
-    pending: dict[str, Future[list[tuple[int, float]]]] = {}
-    for leg, run in (("fulltext", legs.fulltext_leg), ("graph", legs.graph_leg)):
-        if leg in wanted and parallel:
-            pending[leg] = _LEG_POOL.submit(_in_thread, run, query, filters, candidates)
+    # The first leg (the vector leg, embedding the query, when asked for) runs on this thread,
+    # the others meanwhile in threads of their own, each on its own database connection.
+    pending = {leg: _LEG_POOL.submit(_in_thread, legs.LEGS[leg], leg_query) for leg in wanted[1:]}
+    found_by_leg: dict[str, legs.LegResult] = {}
     for leg in wanted:
         try:
-            if leg == "vector":
-                vector = (embedder or get_embedder()).embed_query(query)
-                found_by_leg[leg] = legs.vector_leg(vector, filters, candidates)
-            elif leg in pending:
-                found_by_leg[leg] = pending[leg].result()
-            else:
-                found_by_leg[leg] = (legs.fulltext_leg if leg == "fulltext" else legs.graph_leg)(
-                    query, filters, candidates
-                )
+            found_by_leg[leg] = pending[leg].result() if leg in pending else legs.LEGS[leg](leg_query)
         except GraphError as exc:
             # The graph is an optional signal: report it and go on with the other legs.
             logger.warning("graph leg failed: %s", exc)
@@ -202,7 +167,7 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
     if request.diversity is not None and hits:
         order = maximal_marginal_relevance(
             [hit.score if hit.rerank_score is None else hit.rerank_score for hit in hits],
-            [_vector(hit.chunk) for hit in hits],
+            _vectors([hit.chunk for hit in hits]),
             diversity=request.diversity,
             limit=window,
         )
@@ -219,22 +184,26 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
     )
 
 
-def _vector(chunk: Chunk) -> list[float]:
-    return [0.0] * INDEX_DIMENSIONS if chunk.embedding is None else list(chunk.embedding)
+def _vectors(chunks: Sequence[Chunk]) -> np.ndarray:
+    """The chunks' vectors as rows of one matrix (zeros for a chunk without one)."""
+    matrix = np.zeros((len(chunks), INDEX_DIMENSIONS))
+    for row, chunk in enumerate(chunks):
+        if chunk.embedding is not None:
+            matrix[row] = chunk.embedding
+    return matrix
 
 
 _LEG_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-leg")
 
 
-def _in_thread(
-    leg: Callable[[str, legs.Filters, int], list[tuple[int, float]]],
-    query: str,
-    filters: legs.Filters,
-    limit: int,
-) -> list[tuple[int, float]]:
-    # Pool threads keep their own database connection; drop it when stale, as a request would.
+def _in_thread(leg: Callable[[legs.LegQuery], legs.LegResult], query: legs.LegQuery) -> legs.LegResult:
+    # Pool threads keep their own database connection: bracketed as Django brackets a request,
+    # so a stale one is replaced first and one past DATABASE_CONN_MAX_AGE closed after.
     close_old_connections()
-    return leg(query, filters, limit)
+    try:
+        return leg(query)
+    finally:
+        close_old_connections()
 
 
 def describe_fusion(alpha: float | None) -> str:

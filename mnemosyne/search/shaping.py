@@ -5,9 +5,11 @@ Pure functions over indices, so they are tested without a database.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
 
 _WORD = re.compile(r"\w+")
 SHINGLE_WORDS = 4
@@ -72,39 +74,37 @@ def _jaccard_of_counts(common: int, size: int, other: int) -> float:
     return 1.0 if union == 0 else common / union
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norms if norms else 0.0
-
-
 def maximal_marginal_relevance(
-    relevance: Sequence[float], vectors: Sequence[Sequence[float]], *, diversity: float, limit: int
+    relevance: Sequence[float], vectors: ArrayLike, *, diversity: float, limit: int
 ) -> list[int]:
     """Order by MMR: argmax (1 - diversity) * relevance - diversity * max similarity to those chosen.
 
-    `relevance` is min-max normalised first; diversity 0 keeps the relevance order.
+    `relevance` is min-max normalised first; diversity 0 keeps the relevance order; ties go to
+    the earlier index. `vectors` holds one row per item; the cosine similarities are computed
+    once as one matrix product, so a step costs a vector operation, not a Python loop.
     """
     if not 0.0 <= diversity <= 1.0:
         raise ValueError("diversity must be between 0 and 1")
     count = len(relevance)
     if count == 0:
         return []
-    low, high = min(relevance), max(relevance)
-    span = high - low
-    normalised = [(score - low) / span if span > 0 else 1.0 for score in relevance]
+    scores = np.asarray(relevance, dtype=np.float64)
+    span = scores.max() - scores.min()
+    normalised = (scores - scores.min()) / span if span > 0 else np.ones(count)
+    matrix = np.asarray(vectors, dtype=np.float64).reshape(count, -1)
+    norms = np.linalg.norm(matrix, axis=1)
+    unit = matrix / np.where(norms > 0, norms, 1.0)[:, None]
+    similarity = unit @ unit.T
+    max_similarity = np.zeros(count)
+    available = np.ones(count, dtype=bool)
     chosen: list[int] = []
-    max_similarity = [0.0] * count
-    remaining = set(range(count))
-    while remaining and len(chosen) < limit:
-        best = max(
-            remaining,
-            key=lambda i: ((1 - diversity) * normalised[i] - diversity * max_similarity[i], -i),
-        )
+    while len(chosen) < min(limit, count):
+        objective = (1 - diversity) * normalised - diversity * max_similarity
+        # argmax takes the first of equal maxima: the earlier index wins a tie.
+        best = int(np.argmax(np.where(available, objective, -np.inf)))
         chosen.append(best)
-        remaining.discard(best)
-        for other in remaining:
-            max_similarity[other] = max(max_similarity[other], _cosine(vectors[best], vectors[other]))
+        available[best] = False
+        np.maximum(max_similarity, similarity[best], out=max_similarity)
     return chosen
 
 

@@ -5,6 +5,7 @@ Neo4j runs wipe every :Chunk and :Concept node of NEO4J_DATABASE: point them at 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from mnemosyne.graph.concepts import Concept
 from mnemosyne.graph.models import Edge, Mention
 from mnemosyne.graph.postgres import PostgresGraphStore
 from mnemosyne.library.models import Chunk, Collection, Item, Library
+from tests.test_settings import import_settings
 
 NO_NEO4J = "NEO4J_URI not set: no Neo4j server here"
 BACKENDS = [
@@ -46,7 +48,7 @@ def store(request: pytest.FixtureRequest, db: None) -> Iterator[GraphStore]:
         return
     from mnemosyne.graph.neo4j import Neo4jGraphStore, Neo4jSettings
 
-    neo4j_store = Neo4jGraphStore(Neo4jSettings.from_env())
+    neo4j_store = Neo4jGraphStore(Neo4jSettings.from_settings())
     wipe_neo4j(neo4j_store)
     try:
         yield neo4j_store
@@ -361,14 +363,25 @@ def test_the_neo4j_backend_needs_a_uri(settings: Settings, monkeypatch: pytest.M
         get_graph_store()
 
 
-def test_neo4j_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_neo4j_settings_come_from_the_environment(settings: Settings) -> None:
     from mnemosyne.graph.neo4j import Neo4jSettings
 
-    monkeypatch.setenv("NEO4J_URI", "bolt://graph.internal:7687")
-    monkeypatch.setenv("NEO4J_USER", "mnemosyne")
-    monkeypatch.setenv("NEO4J_PASSWORD", "secret")
-    monkeypatch.setenv("NEO4J_DATABASE", "")
-    config = Neo4jSettings.from_env()
+    result = import_settings(
+        {
+            "GRAPH_BACKEND": "neo4j",
+            "NEO4J_URI": "bolt://graph.internal:7687",
+            "NEO4J_USER": "mnemosyne",
+            "NEO4J_PASSWORD": "secret",
+            "NEO4J_DATABASE": "",
+        },
+        code="import json, mnemosyne, mnemosyne.settings as s; "
+        "print(json.dumps([s.NEO4J_URI, s.NEO4J_USER, s.NEO4J_PASSWORD, s.NEO4J_DATABASE]))",
+    )
+    assert result.returncode == 0, result.stderr
+    uri, user, password, database = json.loads(result.stdout)
+    settings.NEO4J_URI, settings.NEO4J_USER, settings.NEO4J_PASSWORD = uri, user, password
+    settings.NEO4J_DATABASE = database
+    config = Neo4jSettings.from_settings()
     assert (config.uri, config.user, config.password, config.database) == (
         "bolt://graph.internal:7687",
         "mnemosyne",
@@ -376,6 +389,13 @@ def test_neo4j_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatc
         None,
     )
     assert config.connection_timeout <= 5 and config.max_transaction_retry_time <= 5
+
+
+def test_a_neo4j_backend_without_a_usable_uri_refuses_to_start() -> None:
+    missing = import_settings({"GRAPH_BACKEND": "neo4j", "NEO4J_URI": None})
+    assert missing.returncode != 0 and "NEO4J_URI is required when GRAPH_BACKEND=neo4j" in missing.stderr
+    wrong = import_settings({"GRAPH_BACKEND": "neo4j", "NEO4J_URI": "http://graph.internal:7474"})
+    assert wrong.returncode != 0 and "NEO4J_URI must start with one of bolt://" in wrong.stderr
 
 
 def test_an_unreachable_neo4j_raises_graph_unavailable() -> None:

@@ -14,7 +14,8 @@ from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.search.service import SearchRequest, search
 from tests.documents import outlined_pdf, png_bytes, report_pdf
 
-pytestmark = pytest.mark.django_db
+# Legs run in threads of their own, on connections of their own: the data must be committed.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture

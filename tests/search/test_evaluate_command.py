@@ -14,7 +14,8 @@ from pytest_django.fixtures import Settings
 from mnemosyne.library.models import Chunk, Item, Library
 from tests.search.rerank_server import RerankServer
 
-pytestmark = pytest.mark.django_db
+# Legs run in threads of their own, on connections of their own: the data must be committed.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 CORPUS = {
     "tides": (

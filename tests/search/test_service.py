@@ -9,11 +9,12 @@ from mnemosyne.graph import get_graph_store
 from mnemosyne.graph.concepts import query_concepts
 from mnemosyne.library.errors import InvalidArgument, NotFound
 from mnemosyne.library.selectors import library_boundary
-from mnemosyne.search import legs
+from mnemosyne.search import legs, service
 from mnemosyne.search.service import SearchRequest, search
 from tests.conftest import ingest_fixture_docs
 
-pytestmark = pytest.mark.django_db
+# Legs run in threads of their own, on connections of their own: the data must be committed.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
@@ -167,7 +168,7 @@ def test_a_confined_caller_gets_no_expansion_through_edges_counted_elsewhere(
 ) -> None:
     (_, _, _), (archive, _, _) = corpus
     with library_boundary(frozenset({archive.id})):
-        confined = legs.Filters.resolve()
+        confined = service.validate(SearchRequest(query="sticky sessions")).filters
         response = search(SearchRequest(query="sticky sessions", search_types=["graph"]), embedder=embedder)
     assert confined.confined and confined.library_ids == [archive.id]
     assert response.hits and {hit.chunk.library_id for hit in response.hits} == {archive.id}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import random
 
+import numpy as np
 import pytest
 
 from mnemosyne.search.shaping import (
@@ -62,6 +64,41 @@ def test_mmr_respects_the_limit_and_rejects_bad_diversity() -> None:
     assert maximal_marginal_relevance([], [], diversity=0.5, limit=3) == []
     with pytest.raises(ValueError, match="diversity"):
         maximal_marginal_relevance([1.0], [[1.0]], diversity=1.5, limit=1)
+
+
+def mmr_by_definition(
+    relevance: list[float], vectors: list[list[float]], diversity: float, limit: int
+) -> list[int]:
+    """MMR as written: one candidate at a time, every similarity computed pairwise."""
+
+    def cosine(a: list[float], b: list[float]) -> float:
+        norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+        return sum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
+
+    low, span = min(relevance), max(relevance) - min(relevance)
+    normalised = [(r - low) / span if span > 0 else 1.0 for r in relevance]
+    chosen: list[int] = []
+    while len(chosen) < min(limit, len(relevance)):
+        best = max(
+            (i for i in range(len(relevance)) if i not in chosen),
+            key=lambda i: (
+                (1 - diversity) * normalised[i]
+                # The penalty starts at 0: an item opposed to everything chosen gains nothing.
+                - diversity * max([0.0, *(cosine(vectors[i], vectors[j]) for j in chosen)]),
+                -i,
+            ),
+        )
+        chosen.append(best)
+    return chosen
+
+
+def test_mmr_over_a_matrix_of_vectors_orders_as_the_definition_does() -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(120, 16))
+    relevance = list(rng.random(120))
+    for diversity in (0.0, 0.3, 0.7, 1.0):
+        expected = mmr_by_definition(relevance, vectors.tolist(), diversity, 100)
+        assert maximal_marginal_relevance(relevance, vectors, diversity=diversity, limit=100) == expected
 
 
 def test_the_budget_keeps_what_fits_but_always_one() -> None:

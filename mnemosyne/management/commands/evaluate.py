@@ -59,17 +59,14 @@ class Command(BaseCommand):
         try:
             dataset.check(options["split"])
             # Arguments are checked before the corpus is loaded, which can take minutes.
-            template = validate(
-                SearchRequest(
-                    query="?",
-                    limit=options["limit"],
-                    search_types=[
-                        name.strip() for name in options["search_types"].split(",") if name.strip()
-                    ],
-                    rerank=options["rerank"],
-                    alpha=options["alpha"],
-                )
+            template = SearchRequest(
+                query="?",
+                limit=options["limit"],
+                search_types=[name.strip() for name in options["search_types"].split(",") if name.strip()],
+                rerank=options["rerank"],
+                alpha=options["alpha"],
             )
+            validate(template)
             embedder = get_embedder()
             with tqdm(total=dataset.corpus_size(), unit="doc", desc="load", disable=not progress) as bar:
                 library, _ = ensure_loaded(

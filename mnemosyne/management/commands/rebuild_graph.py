@@ -1,7 +1,8 @@
 """python manage.py rebuild_graph [--library NAME]
 
-Re-extracts concepts from every chunk (or one library's) and records them in the configured
-GraphStore: after switching GRAPH_BACKEND, or for chunks ingested before the graph existed.
+Re-extracts concepts from every chunk (or one library's) and records them in the graph tables,
+which re-projects every one of them to Neo4j when GRAPH_BACKEND=neo4j: the repair after switching
+GRAPH_BACKEND, after Neo4j lost data, or for chunks ingested before the graph existed.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from mnemosyne.graph import ChunkConcepts, get_graph_store
+from mnemosyne import graph
+from mnemosyne.graph import ChunkConcepts
 from mnemosyne.graph.concepts import extract_concepts
 from mnemosyne.library.models import Chunk, Library
 from mnemosyne.library.selectors import chunk_text
@@ -35,7 +37,6 @@ class Command(BaseCommand):
             if library is None:
                 raise CommandError(f"no library named {options['library']!r}")
             chunks = chunks.filter(library=library)
-        store = get_graph_store()
         total = chunks.count()
         batch: list[ChunkConcepts] = []
         with tqdm(total=total, unit="chunk", disable=not sys.stderr.isatty()) as bar:
@@ -43,10 +44,10 @@ class Command(BaseCommand):
                 concepts = extract_concepts(chunk_text(chunk))
                 batch.append(ChunkConcepts(chunk.id, chunk.library_id, chunk.collection_id, concepts))
                 if len(batch) >= BATCH:
-                    store.record_chunk_concepts(batch)
+                    graph.record_chunk_concepts(batch)
                     bar.update(len(batch))
                     batch = []
             if batch:
-                store.record_chunk_concepts(batch)
+                graph.record_chunk_concepts(batch)
                 bar.update(len(batch))
         self.stdout.write(f"Recorded the concepts of {total} chunks.")

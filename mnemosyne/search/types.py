@@ -1,0 +1,78 @@
+"""What a search is asked and what it answers: the request, its resolved form, hits and the response.
+
+Its own module so the steps of a search (service, reranking, shaping) share these types without
+importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mnemosyne.library.models import Chunk
+    from mnemosyne.search.legs import Filters
+
+# The legs a search can run, in the order they are fused and reported.
+SEARCH_TYPES = ("vector", "fulltext", "graph")
+DEFAULT_LIMIT = 20
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    library_uid: str | None = None
+    library_type: str | None = None
+    collection_uid: str | None = None
+    limit: int = DEFAULT_LIMIT
+    search_types: Sequence[str] = SEARCH_TYPES
+    rerank: bool = True
+    include_images: bool = True
+    # None: the configured default fusion. A number in [0, 1]: relative-score fusion weighting
+    # the vector leg by alpha and the full-text leg by 1 - alpha (Weaviate's hybrid alpha).
+    alpha: float | None = None
+    # Skip this many results (paging); the window offset + limit is at most MAX_WINDOW.
+    offset: int = 0
+    # None: relevance order. A number in [0, 1]: maximal marginal relevance, trading relevance
+    # for diversity (0 = relevance only).
+    diversity: float | None = None
+    collapse_duplicates: bool = True
+
+
+@dataclass(frozen=True)
+class ResolvedSearch:
+    """A validated request: the query trimmed, the filters resolved to ids once for every leg."""
+
+    request: SearchRequest
+    query: str
+    filters: Filters
+    legs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LegHit:
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk: Chunk
+    score: float
+    legs: dict[str, LegHit]
+    rerank_score: float | None = None
+    # uids of near-identical chunks folded into this one
+    duplicates: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SearchResponse:
+    hits: list[SearchHit]
+    legs_run: list[str]
+    legs_not_run: dict[str, str] = field(default_factory=dict)
+    rerank_applied: bool = False
+    rerank_note: str = ""
+    fusion: str = ""
+    # Whether results beyond this page may exist.
+    more: bool = False
