@@ -10,9 +10,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
+from mcp_server.actions import create_token, decide_approval, extend_token, revoke_token
 from mcp_server.models import SCOPES, MCPApprovalRequest, MCPAuditEvent, MCPToken
-from mcp_server.server import TOOL_SPECS
-from mcp_server.services import create_token, decide_approval, extend_token, revoke_token
+from mcp_server.tools.catalog import TOOL_SPECS
 
 EXTENSION_DAYS = 30
 

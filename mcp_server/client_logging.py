@@ -22,6 +22,8 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp_server import sdk
+
 LEVELS: Final[tuple[LoggingLevel, ...]] = get_args(LoggingLevel)  # least severe first
 # Until a client asks for more, only what may need its attention.
 DEFAULT_LEVEL: Final[LoggingLevel] = "warning"
@@ -29,20 +31,13 @@ LOGGER_NAME = "mnemosyne"
 _STATE_KEY = "mnemosyne.log_level"
 
 
-def _connection_state(session: ServerSession) -> dict[str, Any]:
-    # mcp 2.3 gives a handler no public way to its Connection; Connection.state is the SDK's
-    # per-connection store for applications.
-    state: dict[str, Any] = session._connection.state
-    return state
-
-
 def level_of(session: ServerSession) -> LoggingLevel:
-    level: LoggingLevel = _connection_state(session).get(_STATE_KEY, DEFAULT_LEVEL)
+    level: LoggingLevel = sdk.connection_state(session).get(_STATE_KEY, DEFAULT_LEVEL)
     return level
 
 
 async def set_level(ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams) -> EmptyResult:
-    _connection_state(ctx.session)[_STATE_KEY] = params.level
+    sdk.connection_state(ctx.session)[_STATE_KEY] = params.level
     return EmptyResult()
 
 
@@ -67,5 +62,4 @@ async def emit(ctx: Context, level: LoggingLevel, message: str) -> None:
 
 def install(server: MCPServer) -> None:
     """Serve logging/setLevel, which also declares the logging capability."""
-    # MCPServer has no hook for it; the SDK's docs point at the low-level add_request_handler.
-    server._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
+    sdk.add_request_handler(server, "logging/setLevel", SetLevelRequestParams, set_level)

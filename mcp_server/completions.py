@@ -7,8 +7,6 @@ Only what lies inside the caller's libraries is offered (selectors honour the li
 
 from __future__ import annotations
 
-import anyio.to_thread
-from django.db import close_old_connections
 from mcp.server.mcpserver import MCPServer
 from mcp.types import Completion as CompletionResult
 from mcp.types import (
@@ -18,6 +16,7 @@ from mcp.types import (
     ResourceTemplateReference,
 )
 
+from mcp_server import blocking
 from mcp_server.prompts import CITE_SOURCES
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
@@ -75,18 +74,6 @@ def suggest(
     return None
 
 
-def _suggest_in_thread(
-    ref: PromptReference | ResourceTemplateReference,
-    argument: CompletionArgument,
-    context: CompletionContext | None,
-) -> CompletionResult | None:
-    close_old_connections()
-    try:
-        return suggest(ref, argument, context)
-    finally:
-        close_old_connections()
-
-
 def register(server: MCPServer) -> None:
     @server.completion()
     async def complete(
@@ -94,4 +81,4 @@ def register(server: MCPServer) -> None:
         argument: CompletionArgument,
         context: CompletionContext | None,
     ) -> CompletionResult | None:
-        return await anyio.to_thread.run_sync(_suggest_in_thread, ref, argument, context)
+        return await blocking.run(suggest, ref, argument, context)

@@ -1,9 +1,14 @@
-"""Opaque, tamper-evident paging cursors: signed with SECRET_KEY, bound to what they page."""
+"""Opaque, tamper-evident paging cursors: signed with SECRET_KEY, bound to the call they page.
+
+The one cursor API: the tool-call path gives a paging tool its `Page` (page_of), and the tool asks
+the page for the next cursor.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from django.core import signing
@@ -41,11 +46,25 @@ def decode(kind: str, cursor: str, *, arguments: dict[str, Any]) -> int:
     return offset
 
 
-def start_of(kind: str, cursor: str | None, *, arguments: dict[str, Any]) -> int:
-    """Where a page starts: 0 without a cursor, else the cursor's offset (checked)."""
-    return decode(kind, cursor, arguments=arguments) if cursor else 0
+@dataclass(frozen=True)
+class Page:
+    """Where a paging tool's page starts, and how it names the next one (the registry builds it)."""
+
+    tool: str
+    offset: int
+    # The call's arguments without `cursor`: a cursor only continues the call it came from.
+    arguments: dict[str, Any]
+
+    def next_cursor(self, next_offset: int | None) -> str | None:
+        """The signed cursor of the page at `next_offset`; None (the last page) when there is none."""
+        if next_offset is None:
+            return None
+        return encode(self.tool, offset=next_offset, arguments=self.arguments)
 
 
-def after(kind: str, *, offset: int, returned: int, more: bool, arguments: dict[str, Any]) -> str | None:
-    """The next_cursor of a page of `returned` rows from `offset`: None when there is no more."""
-    return encode(kind, offset=offset + returned, arguments=arguments) if more else None
+def page_of(tool: str, arguments: dict[str, Any]) -> Page:
+    """The page a call asks for: from its `cursor` (checked against the rest of its arguments), else 0."""
+    rest = {name: value for name, value in arguments.items() if name != "cursor"}
+    cursor = arguments.get("cursor")
+    offset = decode(tool, cursor, arguments=rest) if cursor else 0
+    return Page(tool=tool, offset=offset, arguments=rest)

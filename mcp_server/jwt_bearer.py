@@ -54,7 +54,7 @@ class JWTConfig:
     @classmethod
     def from_settings(cls) -> JWTConfig | None:
         """The configuration, or None when JWT bearer tokens are off."""
-        if not getattr(settings, "MCP_JWT_ISSUER", ""):
+        if not settings.MCP_JWT_ISSUER:
             return None
         return cls(
             issuer=settings.MCP_JWT_ISSUER,

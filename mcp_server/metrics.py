@@ -21,3 +21,9 @@ AUTH_FAILURES = Counter(
     "rate_limited, approval_pending).",
     ["reason"],
 )
+IDENTIFICATIONS = Counter(
+    "mcp_identifications",
+    "Callers identified from a credential (one per request that needs a caller), by kind: token, jwt, "
+    "anonymous, local.",
+    ["kind"],
+)

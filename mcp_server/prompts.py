@@ -4,31 +4,26 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from django.db import close_old_connections
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
+from mcp_server import blocking
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
+from mnemosyne.library.models import Collection, Library
 
 CITE_SOURCES = "cite-sources"
 
 
 def _scope(library: str | None, collection: str | None) -> str:
     """The search arguments naming the library and collection asked for (by name or uid)."""
-    close_old_connections()
     try:
-        found_library = selectors.find_library(library) if library else None
-        found_collection = (
-            selectors.find_collection(collection, library=found_library) if collection else None
-        )
+        found_library, found_collection = blocking.bracketed(_find, library, collection)
     except NotFound as exc:
         # An MCPError reaches the client as is; anything else would be masked as a rendering failure.
         raise MCPError(INVALID_PARAMS, f"{exc}; completion/complete lists what exists") from None
-    finally:
-        close_old_connections()
     if found_collection is not None:
         return (
             f'collection_uid="{found_collection.uid}" (the collection {found_collection.name} of the library '
@@ -37,6 +32,12 @@ def _scope(library: str | None, collection: str | None) -> str:
     if found_library is not None:
         return f'library_uid="{found_library.uid}" (the library {found_library.name})'
     return "no filter (all libraries)"
+
+
+def _find(library: str | None, collection: str | None) -> tuple[Library | None, Collection | None]:
+    found_library = selectors.find_library(library) if library else None
+    found_collection = selectors.find_collection(collection, library=found_library) if collection else None
+    return found_library, found_collection
 
 
 def cite_sources(

@@ -12,12 +12,12 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from django.db import close_old_connections
 from django.db.models import Count
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Resource
 
+from mcp_server import blocking
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Library
@@ -28,16 +28,15 @@ JSON = "application/json"
 
 
 def _reading(read: Callable[[], T]) -> T:
-    """Run a read the way a tool call does: fresh connection, typed errors for the client."""
-    close_old_connections()
+    """Run a read (on the SDK's worker thread) as a tool call is run: fresh connection, typed errors.
+
+    The caller's library boundary is already set (server.caller_middleware)."""
     try:
-        return read()
+        return blocking.bracketed(read)
     except NotFound as exc:
         raise ResourceNotFoundError(str(exc)) from None
     except StorageError:
         raise ResourceError("the chunk store is unavailable right now; try again shortly") from None
-    finally:
-        close_old_connections()
 
 
 def _library(library: Library) -> dict[str, Any]:

@@ -2,14 +2,13 @@
 
 /mcp/          streamable HTTP (stateless: any worker answers any request); protocol versions
                2025-11-25 (and earlier, with initialize) and 2026-07-28 (per-request envelope);
-               answers are JSON unless the request can be sent notifications (response_mode)
+               answers are JSON unless the request can be sent notifications (http_gate)
 /mcp/sse/      legacy SSE (needs a single worker or sticky routing)
 
 Both MCP endpoints check Host and Origin (the SDK's DNS-rebinding protection: ALLOWED_HOSTS,
-MCP_ALLOWED_ORIGINS), refuse bodies over MCP_MAX_REQUEST_BODY_BYTES (413), and need a caller for
-tools/call (mcp_server.auth) and for reading resources, prompts and completions
-(mcp_server.read_auth): one of our bearer tokens, a JWT from the MCP_JWT_ISSUER identity provider,
-or, with MCP_ANONYMOUS_READ, no token for reads (mcp_server.principals).
+MCP_ALLOWED_ORIGINS), refuse bodies over MCP_MAX_REQUEST_BODY_BYTES (413), and pass through
+mcp_server.http_gate: the caller of a tool call, or of a read of library content, is identified and
+admitted there once (mcp_server.access) and handed to the MCP handlers.
 /.well-known/oauth-protected-resource/mcp   RFC 9728 metadata a 401 points at
 /mcp/health    {"status": "ok"} after a database round trip, 503 otherwise
 /metrics       Prometheus
@@ -36,15 +35,10 @@ from django.core.asgi import get_asgi_application
 django_app = get_asgi_application()
 
 import anyio  # noqa: E402
-from asgiref.sync import sync_to_async  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
-from django.db import close_old_connections, connection  # noqa: E402
+from django.db import connection  # noqa: E402
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp  # noqa: E402
-from mcp.server.transport_security import (  # noqa: E402
-    DEFAULT_MAX_REQUEST_BODY_SIZE,
-    RequestBodyLimitMiddleware,
-    TransportSecuritySettings,
-)
+from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings  # noqa: E402
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
 from starlette.requests import Request  # noqa: E402
@@ -52,19 +46,14 @@ from starlette.responses import JSONResponse, Response  # noqa: E402
 from starlette.routing import Mount, Route  # noqa: E402
 from starlette.types import ASGIApp  # noqa: E402
 
-from mcp_server.auth import WELL_KNOWN_PATH, ToolCallAuthMiddleware, protected_resource_metadata  # noqa: E402
-from mcp_server.read_auth import LibraryReadAuthMiddleware  # noqa: E402
-from mcp_server.response_mode import ResponseModeRouter  # noqa: E402
+from mcp_server import blocking  # noqa: E402
+from mcp_server.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
+from mcp_server.http_gate import MCPGate  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
 from mnemosyne.embedding import get_embedder  # noqa: E402
 from mnemosyne.graph import close_graph_store  # noqa: E402
 
 logger = logging.getLogger(__name__)
-
-
-def max_request_body_bytes() -> int:
-    limit: int = getattr(settings, "MCP_MAX_REQUEST_BODY_BYTES", DEFAULT_MAX_REQUEST_BODY_SIZE)
-    return limit
 
 
 def transport_security() -> TransportSecuritySettings:
@@ -76,7 +65,7 @@ def transport_security() -> TransportSecuritySettings:
     if "*" in settings.ALLOWED_HOSTS:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     hosts = [*settings.ALLOWED_HOSTS, *(f"{host}:*" for host in settings.ALLOWED_HOSTS)]
-    origins = list(getattr(settings, "MCP_ALLOWED_ORIGINS", None) or [])
+    origins = list(settings.MCP_ALLOWED_ORIGINS)
     if not origins:
         origins = [
             f"{scheme}://{host}{port}"
@@ -88,17 +77,13 @@ def transport_security() -> TransportSecuritySettings:
 
 
 def _ping_database() -> None:
-    close_old_connections()
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-    finally:
-        close_old_connections()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
 
 
 async def health(request: Request) -> Response:
     try:
-        await sync_to_async(_ping_database, thread_sensitive=False)()
+        await blocking.run(_ping_database)
     except Exception:
         logger.exception("health check: database unreachable")
         return JSONResponse({"status": "unavailable", "reason": "database unreachable"}, status_code=503)
@@ -113,17 +98,12 @@ async def metrics(request: Request) -> Response:
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
-def _guarded(app: ASGIApp, limit: int) -> ASGIApp:
-    # The limit comes first: the auth checks read the body.
-    return RequestBodyLimitMiddleware(LibraryReadAuthMiddleware(ToolCallAuthMiddleware(app)), limit)
-
-
 def build_app() -> Starlette:
     mcp = build_server()
     security = transport_security()
-    limit = max_request_body_bytes()
+    limit = settings.MCP_MAX_REQUEST_BODY_BYTES
     # Each call creates a session manager; we route to them ourselves so /mcp and /mcp/ both work.
-    # One answers with JSON bodies, the other streams (mcp_server.response_mode picks per request).
+    # One answers with JSON bodies, the other streams (mcp_server.http_gate picks per request).
     managers = []
     for json_response in (True, False):
         mcp.streamable_http_app(
@@ -134,16 +114,15 @@ def build_app() -> Starlette:
         )
         managers.append(mcp.session_manager)
     plain, streaming = managers
-    streamable = _guarded(
-        ResponseModeRouter(streaming=StreamableHTTPASGIApp(streaming), plain=StreamableHTTPASGIApp(plain)),
+    # The body limit comes first: the gate reads the body.
+    streamable = RequestBodyLimitMiddleware(
+        MCPGate(StreamableHTTPASGIApp(streaming), json_app=StreamableHTTPASGIApp(plain), transport="http"),
         limit,
     )
-    sse = _guarded(
-        mcp.sse_app(
-            sse_path="/", message_path="/messages/", transport_security=security, max_request_body_size=limit
-        ),
-        limit,
+    sse_app = mcp.sse_app(
+        sse_path="/", message_path="/messages/", transport_security=security, max_request_body_size=limit
     )
+    sse = RequestBodyLimitMiddleware(MCPGate(sse_app, transport="sse"), limit)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -1,14 +1,13 @@
 """Collection tools: get_collection_config (how a collection is indexed) and list_topics (its headings)."""
 
-from typing import Annotated
-
 from django.conf import settings
 from pgvector.django import HnswIndex
 from pydantic import BaseModel, Field
 
-from mcp_server import cursors
-from mcp_server.tools.registry import ToolSpec
+from mcp_server.cursors import Page
+from mcp_server.principal import Principal
 from mcp_server.tools.schemas import NEXT_CURSOR, CursorArgument, LibraryRef
+from mcp_server.tools.spec import Arguments, ToolSpec
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion.pipeline import ingest_config_signature
 from mnemosyne.library import selectors
@@ -90,14 +89,16 @@ def _vector_index() -> VectorIndex:
     )
 
 
-def get_collection_config(
-    collection_uid: Annotated[
-        str | None, Field(description="The collection (uid from list_collections); omit for all of them.")
-    ] = None,
-) -> CollectionConfigList:
+class GetCollectionConfigArguments(Arguments):
+    collection_uid: str | None = Field(
+        default=None, description="The collection (uid from list_collections); omit for all of them."
+    )
+
+
+def get_collection_config(caller: Principal, args: GetCollectionConfigArguments) -> CollectionConfigList:
     embedder = get_embedder()
     overviews = selectors.collection_overviews(
-        collection_uid=collection_uid, ingest_config=ingest_config_signature(embedder)
+        collection_uid=args.collection_uid, ingest_config=ingest_config_signature(embedder)
     )
     # Settings are process-wide today, so every collection shares them; the counts are its own.
     embedding = EmbeddingConfig(model=embedder.model_id, dimensions=embedder.dim, index=_vector_index())
@@ -175,23 +176,26 @@ class TopicList(BaseModel):
     next_cursor: str | None = Field(description=NEXT_CURSOR)
 
 
-def list_topics(
-    library_uid: Annotated[
-        str | None, Field(description="Only this library (uid from list_libraries).")
-    ] = None,
-    collection_uid: Annotated[
-        str | None, Field(description="Only this collection (uid from list_collections).")
-    ] = None,
-    depth: Annotated[
-        int, Field(ge=1, le=4, description="Heading levels to keep: 1 = top headings only, up to 4.")
-    ] = 2,
-    limit: Annotated[int, Field(ge=1, le=500, description="How many topics per page, 1-500.")] = 100,
-    cursor: CursorArgument = None,
-) -> TopicList:
-    arguments = {"library_uid": library_uid, "collection_uid": collection_uid, "depth": depth, "limit": limit}
-    offset = cursors.start_of("list_topics", cursor, arguments=arguments)
+class ListTopicsArguments(Arguments):
+    library_uid: str | None = Field(default=None, description="Only this library (uid from list_libraries).")
+    collection_uid: str | None = Field(
+        default=None, description="Only this collection (uid from list_collections)."
+    )
+    depth: int = Field(
+        default=2, ge=1, le=4, description="Heading levels to keep: 1 = top headings only, up to 4."
+    )
+    limit: int = Field(default=100, ge=1, le=500, description="How many topics per page, 1-500.")
+    cursor: CursorArgument = None
+
+
+def list_topics(caller: Principal, args: ListTopicsArguments, page: Page) -> TopicList:
+    offset, limit = page.offset, args.limit
     found = selectors.topics(
-        library_uid=library_uid, collection_uid=collection_uid, depth=depth, limit=limit, offset=offset
+        library_uid=args.library_uid,
+        collection_uid=args.collection_uid,
+        depth=args.depth,
+        limit=limit,
+        offset=offset,
     )
     return TopicList(
         topics=[
@@ -202,13 +206,7 @@ def list_topics(
         total_items=found.item_count,
         total_chunks=found.chunk_count,
         unsectioned_chunks=found.unsectioned_chunk_count,
-        next_cursor=cursors.after(
-            "list_topics",
-            offset=offset,
-            returned=limit,
-            more=offset + limit < found.topic_count,
-            arguments=arguments,
-        ),
+        next_cursor=page.next_cursor(offset + limit if offset + limit < found.topic_count else None),
     )
 
 
@@ -224,8 +222,10 @@ def render_topics(result: TopicList) -> str:
 
 
 GET_COLLECTION_CONFIG = ToolSpec(
-    fn=get_collection_config,
     name="get_collection_config",
+    handler=get_collection_config,
+    arguments=GetCollectionConfigArguments,
+    result=CollectionConfigList,
     title="Collection configuration",
     description=(
         "How a collection is indexed and searched: embedding model and dimensions, vector index, chunking "
@@ -236,8 +236,11 @@ GET_COLLECTION_CONFIG = ToolSpec(
     render=render_config,
 )
 LIST_TOPICS = ToolSpec(
-    fn=list_topics,
     name="list_topics",
+    handler=list_topics,
+    arguments=ListTopicsArguments,
+    result=TopicList,
+    pages=True,
     title="List topics",
     description=(
         "The section headings found in the documents (heading paths cut to `depth` levels), each with how "

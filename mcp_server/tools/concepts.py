@@ -1,12 +1,11 @@
 """Concept tools: list_concepts (most mentioned) and get_concept_neighbors (co-occurring)."""
 
-from typing import Annotated
-
 from pydantic import BaseModel, Field
 
-from mcp_server import cursors
-from mcp_server.tools.registry import ToolSpec
+from mcp_server.cursors import Page
+from mcp_server.principal import Principal
 from mcp_server.tools.schemas import NEXT_CURSOR, CursorArgument
+from mcp_server.tools.spec import Arguments, ToolSpec
 from mnemosyne.library import selectors
 
 
@@ -23,28 +22,27 @@ class ConceptList(BaseModel):
     next_cursor: str | None = Field(description=NEXT_CURSOR)
 
 
-def list_concepts(
-    library_uid: Annotated[
-        str | None, Field(description="Only count mentions in this library (uid from list_libraries).")
-    ] = None,
-    collection_uid: Annotated[
-        str | None, Field(description="Only count mentions in this collection (uid from list_collections).")
-    ] = None,
-    limit: Annotated[int, Field(ge=1, le=500, description="How many concepts per page, 1-500.")] = 50,
-    cursor: CursorArgument = None,
-) -> ConceptList:
-    arguments = {"library_uid": library_uid, "collection_uid": collection_uid, "limit": limit}
-    offset = cursors.start_of("list_concepts", cursor, arguments=arguments)
+class ListConceptsArguments(Arguments):
+    library_uid: str | None = Field(
+        default=None, description="Only count mentions in this library (uid from list_libraries)."
+    )
+    collection_uid: str | None = Field(
+        default=None, description="Only count mentions in this collection (uid from list_collections)."
+    )
+    limit: int = Field(default=50, ge=1, le=500, description="How many concepts per page, 1-500.")
+    cursor: CursorArgument = None
+
+
+def list_concepts(caller: Principal, args: ListConceptsArguments, page: Page) -> ConceptList:
+    limit = args.limit
     found = selectors.top_concepts(
-        library_uid=library_uid, collection_uid=collection_uid, limit=limit + 1, offset=offset
+        library_uid=args.library_uid, collection_uid=args.collection_uid, limit=limit + 1, offset=page.offset
     )
     return ConceptList(
         concepts=[
             ConceptInfo(concept=c.key, label=c.label, mention_count=c.mention_count) for c in found[:limit]
         ],
-        next_cursor=cursors.after(
-            "list_concepts", offset=offset, returned=limit, more=len(found) > limit, arguments=arguments
-        ),
+        next_cursor=page.next_cursor(page.offset + limit if len(found) > limit else None),
     )
 
 
@@ -69,18 +67,17 @@ class ConceptNeighbors(BaseModel):
     neighbors: list[RelatedConcept] = Field(description="Strongest first (ties by concept).")
 
 
-def get_concept_neighbors(
-    concept: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=200,
-            description="A concept from list_concepts, or in your own words (e.g. 'neural networks').",
-        ),
-    ],
-    limit: Annotated[int, Field(ge=1, le=100, description="How many related concepts, 1-100.")] = 20,
-) -> ConceptNeighbors:
-    key, related = selectors.related_concepts(concept, limit=limit)
+class GetConceptNeighborsArguments(Arguments):
+    concept: str = Field(
+        min_length=1,
+        max_length=200,
+        description="A concept from list_concepts, or in your own words (e.g. 'neural networks').",
+    )
+    limit: int = Field(default=20, ge=1, le=100, description="How many related concepts, 1-100.")
+
+
+def get_concept_neighbors(caller: Principal, args: GetConceptNeighborsArguments) -> ConceptNeighbors:
+    key, related = selectors.related_concepts(args.concept, limit=args.limit)
     return ConceptNeighbors(
         concept=key,
         neighbors=[
@@ -104,8 +101,11 @@ def render_neighbors(result: ConceptNeighbors) -> str:
 
 
 LIST_CONCEPTS = ToolSpec(
-    fn=list_concepts,
     name="list_concepts",
+    handler=list_concepts,
+    arguments=ListConceptsArguments,
+    result=ConceptList,
+    pages=True,
     title="List concepts",
     description=(
         "The most-mentioned concepts (key phrases extracted from the chunks at ingestion) with how many "
@@ -115,8 +115,10 @@ LIST_CONCEPTS = ToolSpec(
     render=render_concepts,
 )
 GET_CONCEPT_NEIGHBORS = ToolSpec(
-    fn=get_concept_neighbors,
     name="get_concept_neighbors",
+    handler=get_concept_neighbors,
+    arguments=GetConceptNeighborsArguments,
+    result=ConceptNeighbors,
     title="Related concepts",
     description=(
         "Concepts that co-occur with a concept in the same chunks, strongest first, each with its weight "

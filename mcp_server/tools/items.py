@@ -2,12 +2,13 @@
 
 import base64
 import binascii
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from mcp_server.tools.registry import DESTRUCTIVE_IDEMPOTENT_WRITE, ArgumentError, ToolSpec
+from mcp_server.principal import Principal
 from mcp_server.tools.schemas import CollectionRef, LibraryRef
+from mcp_server.tools.spec import DESTRUCTIVE_IDEMPOTENT_WRITE, ArgumentError, Arguments, ToolSpec
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import formats, uploads
 from mnemosyne.ingestion.pipeline import Outcome
@@ -40,49 +41,38 @@ class UpsertResult(BaseModel):
     collection: CollectionRef
 
 
-def upsert_item(
-    collection_uid: Annotated[
-        str, Field(description="The collection to write to (uid from list_collections).")
-    ],
-    title: Annotated[
-        str, Field(min_length=1, max_length=500, description="The item's title, shown in citations.")
-    ],
-    text: Annotated[
-        str | None,
-        Field(
-            description="The document as text (Markdown unless mime_type says otherwise). Or content_base64."
-        ),
-    ] = None,
-    content_base64: Annotated[
-        str | None,
-        Field(
-            description="The document's bytes, base64-encoded (PDF, DOCX, image…); needs mime_type. Or text."
-        ),
-    ] = None,
-    mime_type: Annotated[
-        str | None,
-        Field(
-            max_length=200,
-            description="Type of the content: text/markdown, text/plain, text/html, application/pdf, "
-            "application/vnd.openxmlformats-officedocument.wordprocessingml.document, image/png, image/jpeg, "
-            "image/gif or image/webp. Defaults to text/markdown for text.",
-        ),
-    ] = None,
-    external_id: Annotated[
-        str | None,
-        Field(
-            min_length=1,
-            max_length=500,
-            description="Your stable id for the document: a later call with the same id replaces it. Without "
-            "one the content itself is the identity (same bytes, same item).",
-        ),
-    ] = None,
-    metadata: Annotated[
-        dict[str, MetadataValue] | None,
-        Field(description="Flat key-value metadata kept with the item (strings, numbers, booleans)."),
-    ] = None,
-) -> UpsertResult:
-    if (text is None) == (content_base64 is None):
+class UpsertItemArguments(Arguments):
+    collection_uid: str = Field(description="The collection to write to (uid from list_collections).")
+    title: str = Field(min_length=1, max_length=500, description="The item's title, shown in citations.")
+    text: str | None = Field(
+        default=None,
+        description="The document as text (Markdown unless mime_type says otherwise). Or content_base64.",
+    )
+    content_base64: str | None = Field(
+        default=None,
+        description="The document's bytes, base64-encoded (PDF, DOCX, image…); needs mime_type. Or text.",
+    )
+    mime_type: str | None = Field(
+        default=None,
+        max_length=200,
+        description=f"Type of the content: {', '.join(formats.UPLOAD_MIME_TYPES)}. Defaults to "
+        "text/markdown for text.",
+    )
+    external_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=500,
+        description="Your stable id for the document: a later call with the same id replaces it. Without "
+        "one the content itself is the identity (same bytes, same item).",
+    )
+    metadata: dict[str, MetadataValue] | None = Field(
+        default=None, description="Flat key-value metadata kept with the item (strings, numbers, booleans)."
+    )
+
+
+def upsert_item(caller: Principal, args: UpsertItemArguments) -> UpsertResult:
+    text, mime_type = args.text, args.mime_type
+    if (text is None) == (args.content_base64 is None):
         raise ArgumentError("text", "give exactly one of text and content_base64")
     if text is not None:
         mime_type = mime_type or "text/markdown"
@@ -93,16 +83,16 @@ def upsert_item(
         if mime_type is None:
             raise ArgumentError("mime_type", "required with content_base64")
         try:
-            content = base64.b64decode(content_base64 or "", validate=True)
+            content = base64.b64decode(args.content_base64 or "", validate=True)
         except (binascii.Error, ValueError):
             raise ArgumentError("content_base64", "not valid base64") from None
     outcome = uploads.upsert_item(
-        collection=selectors.get_collection(collection_uid),
-        title=title,
+        collection=selectors.get_collection(args.collection_uid),
+        title=args.title,
         content=content,
         mime_type=mime_type,
-        external_id=external_id,
-        metadata=metadata,
+        external_id=args.external_id,
+        metadata=args.metadata,
         embedder=get_embedder(),
         store=get_chunk_store(),
     )
@@ -113,7 +103,7 @@ def upsert_item(
         chunk_count=outcome.chunk_count,
         title=item.title,
         item_type=item.item_type,
-        external_id=external_id,
+        external_id=args.external_id,
         source=item.source,
         embedding_status=item.embedding_status,
         collection=CollectionRef(uid=item.collection.uid, name=item.collection.name),
@@ -142,15 +132,18 @@ class DeleteResult(BaseModel):
     )
 
 
-def delete_item(
-    item_uid: Annotated[
-        str, Field(description="The item to delete (uid from list_items or search results).")
-    ],
-    dry_run: Annotated[
-        bool, Field(description="true (the default): only report what would be deleted. false: delete it.")
-    ] = True,
-) -> DeleteResult:
-    report = services.delete_item(item_uid=item_uid, dry_run=dry_run, store=get_chunk_store())
+class DeleteItemArguments(Arguments):
+    item_uid: str = Field(description="The item to delete (uid from list_items or search results).")
+    dry_run: bool = Field(
+        default=True,
+        description="true (the default): only report what would be deleted. false (the JSON boolean, "
+        "nothing else): delete it.",
+    )
+
+
+def delete_item(caller: Principal, args: DeleteItemArguments) -> DeleteResult:
+    dry_run = args.dry_run
+    report = services.delete_item(item_uid=args.item_uid, dry_run=dry_run, store=get_chunk_store())
     item = report.item
     return DeleteResult(
         item_uid=item.uid,
@@ -175,24 +168,29 @@ def render_delete(result: DeleteResult) -> str:
 
 
 UPSERT_ITEM = ToolSpec(
-    fn=upsert_item,
     name="upsert_item",
+    handler=upsert_item,
+    arguments=UpsertItemArguments,
+    result=UpsertResult,
     title="Add or replace a document",
     description=(
         "Ingest one document into a collection through the normal pipeline (parse, chunk, embed, index), "
-        "so it becomes searchable at once. Give text (Markdown) or content_base64 with mime_type (PDF, DOCX, "
-        "HTML, images). With external_id the call is an upsert: the same id replaces that item, an unchanged "
-        "document is left as is. Without it the content is the identity, so repeating a call never "
-        "duplicates. Refused before anything is written: unsupported mime_type, content over the size limit, "
-        "unreadable or empty content. Needs a token allowed to write."
+        "so it becomes searchable at once. Give text (Markdown, plain text or HTML) or content_base64 with "
+        f"mime_type (formats: {', '.join(dict.fromkeys(f.item_type for f in formats.FORMATS))}). With "
+        "external_id the call is an upsert: the same id replaces that item, an unchanged document is left "
+        "as is. Without it the content is the identity, so repeating a call never duplicates. Refused "
+        "before anything is written: unsupported mime_type, content over the size limit, unreadable or "
+        "empty content. Needs a token allowed to write."
     ),
     render=render_upsert,
     annotations=DESTRUCTIVE_IDEMPOTENT_WRITE.model_copy(),
     writes=True,
 )
 DELETE_ITEM = ToolSpec(
-    fn=delete_item,
     name="delete_item",
+    handler=delete_item,
+    arguments=DeleteItemArguments,
+    result=DeleteResult,
     title="Delete a document",
     description=(
         "Delete one item with its chunks, concept mentions and stored text. By default a dry run that only "

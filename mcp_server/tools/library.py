@@ -1,13 +1,12 @@
 """Browsing tools: list_libraries, list_collections, list_items, get_chunk."""
 
 import base64
-from typing import Annotated
 
 from mcp.types import ImageContent
 from pydantic import Field
 
-from mcp_server import cursors
-from mcp_server.tools.registry import ToolSpec
+from mcp_server.cursors import Page
+from mcp_server.principal import Principal
 from mcp_server.tools.schemas import (
     ChunkItem,
     ChunkResult,
@@ -22,6 +21,7 @@ from mcp_server.tools.schemas import (
     LibraryRef,
     NeighbourChunk,
 )
+from mcp_server.tools.spec import Arguments, ToolSpec
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Library
 
@@ -32,18 +32,16 @@ def _library_info(library: Library) -> LibraryInfo:
     )
 
 
-def list_libraries(
-    limit: Annotated[int, Field(ge=1, le=1000, description="How many libraries per page, 1-1000.")] = 100,
-    cursor: CursorArgument = None,
-) -> LibraryList:
-    arguments = {"limit": limit}
-    offset = cursors.start_of("list_libraries", cursor, arguments=arguments)
-    page = list(selectors.libraries()[offset : offset + limit + 1])
+class ListLibrariesArguments(Arguments):
+    limit: int = Field(default=100, ge=1, le=1000, description="How many libraries per page, 1-1000.")
+    cursor: CursorArgument = None
+
+
+def list_libraries(caller: Principal, args: ListLibrariesArguments, page: Page) -> LibraryList:
+    found = list(selectors.libraries()[page.offset : page.offset + args.limit + 1])
     return LibraryList(
-        libraries=[_library_info(library) for library in page[:limit]],
-        next_cursor=cursors.after(
-            "list_libraries", offset=offset, returned=limit, more=len(page) > limit, arguments=arguments
-        ),
+        libraries=[_library_info(library) for library in found[: args.limit]],
+        next_cursor=page.next_cursor(page.offset + args.limit if len(found) > args.limit else None),
     )
 
 
@@ -54,16 +52,18 @@ def render_libraries(result: LibraryList) -> str:
     return "\n".join([*lines, *_more(result.next_cursor, "list_libraries")])
 
 
-def list_collections(
-    library_uid: Annotated[
-        str | None, Field(description="Only collections of this library (uid from list_libraries).")
-    ] = None,
-    limit: Annotated[int, Field(ge=1, le=1000, description="How many collections per page, 1-1000.")] = 100,
-    cursor: CursorArgument = None,
-) -> CollectionList:
-    arguments = {"library_uid": library_uid, "limit": limit}
-    offset = cursors.start_of("list_collections", cursor, arguments=arguments)
-    page = list(selectors.collections(library_uid=library_uid)[offset : offset + limit + 1])
+class ListCollectionsArguments(Arguments):
+    library_uid: str | None = Field(
+        default=None, description="Only collections of this library (uid from list_libraries)."
+    )
+    limit: int = Field(default=100, ge=1, le=1000, description="How many collections per page, 1-1000.")
+    cursor: CursorArgument = None
+
+
+def list_collections(caller: Principal, args: ListCollectionsArguments, page: Page) -> CollectionList:
+    found = list(
+        selectors.collections(library_uid=args.library_uid)[page.offset : page.offset + args.limit + 1]
+    )
     return CollectionList(
         collections=[
             CollectionInfo(
@@ -72,11 +72,9 @@ def list_collections(
                 description=collection.description,
                 library=LibraryRef(uid=collection.library.uid, name=collection.library.name),
             )
-            for collection in page[:limit]
+            for collection in found[: args.limit]
         ],
-        next_cursor=cursors.after(
-            "list_collections", offset=offset, returned=limit, more=len(page) > limit, arguments=arguments
-        ),
+        next_cursor=page.next_cursor(page.offset + args.limit if len(found) > args.limit else None),
     )
 
 
@@ -91,20 +89,21 @@ def _more(next_cursor: str | None, tool: str) -> list[str]:
     return [f"More: call {tool} again with cursor=next_cursor."] if next_cursor else []
 
 
-def list_items(
-    collection_uid: Annotated[
-        str | None, Field(description="Only items of this collection (uid from list_collections).")
-    ] = None,
-    library_uid: Annotated[
-        str | None, Field(description="Only items of this library (uid from list_libraries).")
-    ] = None,
-    limit: Annotated[int, Field(ge=1, le=1000, description="How many items per page, 1-1000.")] = 100,
-    cursor: CursorArgument = None,
-) -> ItemList:
-    arguments = {"collection_uid": collection_uid, "library_uid": library_uid, "limit": limit}
-    offset = cursors.start_of("list_items", cursor, arguments=arguments)
-    queryset = selectors.items(collection_uid=collection_uid, library_uid=library_uid)
+class ListItemsArguments(Arguments):
+    collection_uid: str | None = Field(
+        default=None, description="Only items of this collection (uid from list_collections)."
+    )
+    library_uid: str | None = Field(
+        default=None, description="Only items of this library (uid from list_libraries)."
+    )
+    limit: int = Field(default=100, ge=1, le=1000, description="How many items per page, 1-1000.")
+    cursor: CursorArgument = None
+
+
+def list_items(caller: Principal, args: ListItemsArguments, page: Page) -> ItemList:
+    queryset = selectors.items(collection_uid=args.collection_uid, library_uid=args.library_uid)
     total = queryset.count()
+    offset, limit = page.offset, args.limit
     return ItemList(
         items=[
             ItemInfo(
@@ -119,9 +118,7 @@ def list_items(
             for item in queryset[offset : offset + limit]
         ],
         total=total,
-        next_cursor=cursors.after(
-            "list_items", offset=offset, returned=limit, more=offset + limit < total, arguments=arguments
-        ),
+        next_cursor=page.next_cursor(offset + limit if offset + limit < total else None),
     )
 
 
@@ -137,13 +134,15 @@ def render_items(result: ItemList) -> str:
     return "\n".join(lines)
 
 
-def get_chunk(
-    chunk_uid: Annotated[str, Field(description="The chunk's uid, as returned by search.")],
-    context: Annotated[
-        int, Field(ge=0, le=5, description="Also return this many neighbouring chunks before and after, 0-5.")
-    ] = 0,
-) -> ChunkResult:
-    detail = selectors.chunk_detail(chunk_uid, context=context)
+class GetChunkArguments(Arguments):
+    chunk_uid: str = Field(description="The chunk's uid, as returned by search.")
+    context: int = Field(
+        default=0, ge=0, le=5, description="Also return this many neighbouring chunks before and after, 0-5."
+    )
+
+
+def get_chunk(caller: Principal, args: GetChunkArguments) -> ChunkResult:
+    detail = selectors.chunk_detail(args.chunk_uid, context=args.context)
     chunk = detail.chunk
     return ChunkResult(
         chunk_uid=chunk.uid,
@@ -203,8 +202,10 @@ def render_chunk(result: ChunkResult) -> str:
 
 
 LIST_LIBRARIES = ToolSpec(
-    fn=list_libraries,
     name="list_libraries",
+    handler=list_libraries,
+    arguments=ListLibrariesArguments,
+    result=LibraryList,
     title="List libraries",
     description=(
         "List the libraries (the top level of the document tree: library → collection → item → chunk) "
@@ -212,11 +213,14 @@ LIST_LIBRARIES = ToolSpec(
         "list_collections or list_concepts. Pages with next_cursor."
     ),
     render=render_libraries,
+    pages=True,
     version="1.1",
 )
 LIST_COLLECTIONS = ToolSpec(
-    fn=list_collections,
     name="list_collections",
+    handler=list_collections,
+    arguments=ListCollectionsArguments,
+    result=CollectionList,
     title="List collections",
     description=(
         "List collections, optionally only those of one library, each with its parent library. A "
@@ -224,11 +228,14 @@ LIST_COLLECTIONS = ToolSpec(
         "writes. Pages with next_cursor."
     ),
     render=render_collections,
+    pages=True,
     version="1.1",
 )
 LIST_ITEMS = ToolSpec(
-    fn=list_items,
     name="list_items",
+    handler=list_items,
+    arguments=ListItemsArguments,
+    result=ItemList,
     title="List items",
     description=(
         "List ingested items (documents) with their chunk counts and ingestion status, optionally only "
@@ -236,11 +243,14 @@ LIST_ITEMS = ToolSpec(
         "item's chunk outline from the resource mnemosyne://item/{item_uid}."
     ),
     render=render_items,
+    pages=True,
     version="1.1",
 )
 GET_CHUNK = ToolSpec(
-    fn=get_chunk,
     name="get_chunk",
+    handler=get_chunk,
+    arguments=GetChunkArguments,
+    result=ChunkResult,
     title="Get a chunk",
     description=(
         "Fetch one chunk's full text and provenance (item title and source, collection, library, section, "

@@ -1,12 +1,12 @@
 """The `search` tool: hybrid retrieval over the libraries."""
 
-from typing import Annotated, Any, Literal
+from typing import Literal
 
 from django.conf import settings
 from pydantic import Field
 
-from mcp_server import cursors
-from mcp_server.tools.registry import ToolSpec
+from mcp_server.cursors import Page
+from mcp_server.principal import Principal
 from mcp_server.tools.schemas import (
     CollectionRef,
     Explain,
@@ -17,6 +17,7 @@ from mcp_server.tools.schemas import (
     SearchHit,
     SearchResult,
 )
+from mcp_server.tools.spec import Arguments, ToolSpec
 from mnemosyne.library.selectors import chunk_text
 from mnemosyne.search import service
 from mnemosyne.search.shaping import estimate_tokens, fit_budget
@@ -26,105 +27,80 @@ SearchType = Literal["vector", "fulltext", "graph"]
 MetadataField = Literal["explain", "text", "source", "duplicates"]
 
 
-def search(
-    query: Annotated[str, Field(description="What to look for, in natural language or keywords.")],
-    library_uid: Annotated[
-        str | None, Field(description="Only search this library (uid from list_libraries).")
-    ] = None,
-    library_type: Annotated[
-        LibraryTypeName | None, Field(description="Only search libraries of this type.")
-    ] = None,
-    collection_uid: Annotated[
-        str | None, Field(description="Only search this collection (uid from list_collections).")
-    ] = None,
-    limit: Annotated[int, Field(ge=1, le=100, description="How many results to return, 1-100.")] = 20,
-    rerank: Annotated[
-        bool, Field(description="Rerank the fused results when a reranker is configured.")
-    ] = True,
-    include_images: Annotated[
-        bool, Field(description="Include image chunks (captions) in the results.")
-    ] = True,
-    search_types: Annotated[
-        list[SearchType],
-        Field(description="Legs to run and fuse: vector (semantic), fulltext (keywords), graph (concepts)."),
-    ] = ["vector", "fulltext", "graph"],  # noqa: B006  (pydantic copies defaults)
-    alpha: Annotated[
-        float | None,
-        Field(
-            ge=0,
-            le=1,
-            description="Hybrid weighting: 0 = keyword (BM25) only, 1 = semantic only, between = blend of "
-            "normalised scores. Omit for the default fusion.",
-        ),
-    ] = None,
-    diversity: Annotated[
-        float | None,
-        Field(
-            ge=0,
-            le=1,
-            description="Trade relevance for variety (maximal marginal relevance), 0-1. Omit for none.",
-        ),
-    ] = None,
-    return_metadata: Annotated[
-        list[MetadataField],
-        Field(
-            description="Extra fields per result: explain (each leg's rank and score), text (full chunk text "
-            "instead of only the preview), source (item path or URL), duplicates (near-identical chunks "
-            "folded in)."
-        ),
-    ] = [],  # noqa: B006  (pydantic copies defaults)
-    cursor: Annotated[
-        str | None,
-        Field(description="next_cursor from a previous call with the same arguments, for the next page."),
-    ] = None,
-) -> SearchResult:
-    paged_arguments: dict[str, Any] = {
-        "query": query,
-        "library_uid": library_uid,
-        "library_type": library_type,
-        "collection_uid": collection_uid,
-        "limit": limit,
-        "rerank": rerank,
-        "include_images": include_images,
-        "search_types": sorted(search_types),
-        "alpha": alpha,
-        "diversity": diversity,
-    }
-    offset = cursors.decode("search", cursor, arguments=paged_arguments) if cursor else 0
+class SearchArguments(Arguments):
+    query: str = Field(description="What to look for, in natural language or keywords.")
+    library_uid: str | None = Field(
+        default=None, description="Only search this library (uid from list_libraries)."
+    )
+    library_type: LibraryTypeName | None = Field(
+        default=None, description="Only search libraries of this type."
+    )
+    collection_uid: str | None = Field(
+        default=None, description="Only search this collection (uid from list_collections)."
+    )
+    limit: int = Field(default=20, ge=1, le=100, description="How many results to return, 1-100.")
+    rerank: bool = Field(default=True, description="Rerank the fused results when a reranker is configured.")
+    include_images: bool = Field(default=True, description="Include image chunks (captions) in the results.")
+    search_types: list[SearchType] = Field(
+        default=["vector", "fulltext", "graph"],
+        description="Legs to run and fuse: vector (semantic), fulltext (keywords), graph (concepts).",
+    )
+    alpha: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Hybrid weighting: 0 = keyword (BM25) only, 1 = semantic only, between = blend of "
+        "normalised scores. Omit for the default fusion.",
+    )
+    diversity: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Trade relevance for variety (maximal marginal relevance), 0-1. Omit for none.",
+    )
+    return_metadata: list[MetadataField] = Field(
+        default=[],
+        description="Extra fields per result: explain (each leg's rank and score), text (full chunk text "
+        "instead of only the preview), source (item path or URL), duplicates (near-identical chunks "
+        "folded in).",
+    )
+    cursor: str | None = Field(
+        default=None,
+        description="next_cursor from a previous call with the same arguments, for the next page.",
+    )
+
+
+def search(caller: Principal, args: SearchArguments, page: Page) -> SearchResult:
     response = service.search(
         service.SearchRequest(
-            query=query,
-            library_uid=library_uid,
-            library_type=library_type,
-            collection_uid=collection_uid,
-            limit=limit,
-            search_types=search_types,
-            rerank=rerank,
-            include_images=include_images,
-            alpha=alpha,
-            diversity=diversity,
-            offset=offset,
+            query=args.query,
+            library_uid=args.library_uid,
+            library_type=args.library_type,
+            collection_uid=args.collection_uid,
+            limit=args.limit,
+            search_types=args.search_types,
+            rerank=args.rerank,
+            include_images=args.include_images,
+            alpha=args.alpha,
+            diversity=args.diversity,
+            offset=page.offset,
         )
     )
-    extras: set[str] = set(return_metadata)
+    extras: set[str] = set(args.return_metadata)
     hits = [_hit(hit, extras) for hit in response.hits]
     # Stay well under what clients accept in one tool result; the rest is a page away.
     kept = fit_budget(
         [estimate_tokens(hit.model_dump_json()) for hit in hits], settings.SEARCH_RESPONSE_TOKEN_BUDGET
     )
     more = kept < len(hits) or response.more
-    next_offset = offset + kept
+    next_offset = page.offset + kept
     return SearchResult(
         results=hits[:kept],
-        next_cursor=(
-            cursors.encode("search", offset=next_offset, arguments=paged_arguments)
-            if more and next_offset < service.MAX_WINDOW
-            else None
-        ),
+        next_cursor=page.next_cursor(next_offset if more and next_offset < service.MAX_WINDOW else None),
         legs_run=response.legs_run,
         legs_not_run=response.legs_not_run,
         fusion=response.fusion,
-        rerank=RerankInfo(requested=rerank, applied=response.rerank_applied, note=response.rerank_note),
+        rerank=RerankInfo(requested=args.rerank, applied=response.rerank_applied, note=response.rerank_note),
     )
 
 
@@ -181,8 +157,11 @@ def render_search(result: SearchResult) -> str:
 
 
 SEARCH = ToolSpec(
-    fn=search,
     name="search",
+    handler=search,
+    arguments=SearchArguments,
+    result=SearchResult,
+    pages=True,
     title="Search the libraries",
     description=(
         "Hybrid search (semantic vectors + BM25 keywords, fused) over ingested documents. Returns ranked "

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 
-from mcp_server.services import create_token
+from mcp_server.actions import create_token
 from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Collection, Library
 from tests.conftest import ingest_fixture_docs

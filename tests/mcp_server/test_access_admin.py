@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
+from mcp_server.actions import create_token, request_approval
 from mcp_server.models import MCPApprovalRequest, MCPAuditEvent, MCPToken
-from mcp_server.services import create_token, request_approval
 from mnemosyne.library.services import ensure_library
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
+from mcp_server.actions import create_token, decide_approval, request_approval, use_approval
 from mcp_server.models import MCPApprovalRequest
-from mcp_server.services import create_token, decide_approval, request_approval, use_approval
 from mnemosyne.library.models import Collection, Item, Library
 from tests.mcp_server.clients import post, rpc, sse_payload
 from tests.servers import uvicorn_server

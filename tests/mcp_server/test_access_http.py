@@ -9,9 +9,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from mcp_server.actions import create_token
 from mcp_server.models import MCPAuditEvent
-from mcp_server.server import TOOL_SPECS, WRITE_TOOLS
-from mcp_server.services import create_token
+from mcp_server.tools.catalog import TOOL_SPECS, WRITE_TOOLS
 from mnemosyne.library.models import Chunk, Collection, Item, Library
 from tests.mcp_server.clients import mcp_session, post, rpc, run, sse_payload
 from tests.mcp_server.test_http import metric

@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from mcp_server.actions import create_token
 from mcp_server.models import MCPAuditEvent
-from mcp_server.server import TOOL_SPECS, WRITE_TOOLS
-from mcp_server.services import create_token
+from mcp_server.tools.catalog import TOOL_SPECS, WRITE_TOOLS
 from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Chunk, Item
 from tests.conftest import ingest_fixture_docs

@@ -13,16 +13,14 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from mcp_server.auth import refusal, required_scope
+from mcp_server import access
+from mcp_server.access import Refusal, required_scope
+from mcp_server.actions import create_token, extend_token, take_rate_limit_slot
+from mcp_server.challenges import refusal_response
+from mcp_server.credentials import AuthFailure, authenticate, token_library_ids
 from mcp_server.models import MCPAuditEvent, MCPRateWindow, MCPToken
-from mcp_server.services import (
-    AuthFailure,
-    authenticate,
-    create_token,
-    extend_token,
-    library_boundary_of,
-    take_rate_limit_slot,
-)
+from mcp_server.principal import Kind, Principal
+from mcp_server.tools.catalog import spec_named
 from mnemosyne.library.models import Library
 from mnemosyne.library.services import ensure_library
 
@@ -63,17 +61,17 @@ def test_tokens_from_before_scopes_keep_reading_and_writing(alice: User) -> None
 
 
 def test_write_tools_need_the_write_scope_and_the_rest_read() -> None:
-    assert required_scope("upsert_item") == required_scope("delete_item") == "write"
-    assert required_scope("search") == required_scope("list_libraries") == "read"
+    assert required_scope(spec_named("upsert_item")) == required_scope(spec_named("delete_item")) == "write"
+    assert required_scope(spec_named("search")) == required_scope(spec_named("list_libraries")) == "read"
 
 
 def test_the_library_boundary_is_the_tokens_libraries_or_none(alice: User) -> None:
     handbook = ensure_library(name="Handbook", library_type="documentation")
     everything, _ = create_token(user=alice, name="all")
     confined, _ = create_token(user=alice, name="one", libraries=[handbook])
-    assert library_boundary_of(everything) is None
-    assert library_boundary_of(confined) == frozenset({handbook.pk})
-    assert library_boundary_of(None) is None
+    assert token_library_ids(everything) is None
+    assert token_library_ids(confined) == frozenset({handbook.pk})
+    assert access.local().library_ids is None
 
 
 def test_the_rate_limit_counts_calls_per_minute_in_the_database(alice: User) -> None:
@@ -121,17 +119,20 @@ def test_extending_a_token_pushes_its_expiry_and_is_audited(alice: User) -> None
 
 def test_a_401_points_at_the_protected_resource_metadata() -> None:
     url = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
-    response = refusal(AuthFailure.MISSING, metadata_url=url)
+    response = refusal_response(Refusal(AuthFailure.MISSING), metadata_url=url)
     assert response.status_code == 401
     assert f'resource_metadata="{url}"' in response.headers["www-authenticate"]
 
 
 def test_a_refusal_for_scope_is_a_403_and_a_rate_limit_a_429_with_retry_after() -> None:
-    scoped = refusal(AuthFailure.INSUFFICIENT_SCOPE, "delete_item")
+    reader = Principal(kind=Kind.TOKEN, actor="reader", scopes=frozenset({"read"}))
+    refused = access.authorize_tool(reader, "delete_item", spec_named("delete_item"))
+    assert refused is not None and refused.failure == AuthFailure.INSUFFICIENT_SCOPE
+    scoped = refusal_response(refused)
     assert scoped.status_code == 403
     assert 'error="insufficient_scope"' in scoped.headers["www-authenticate"]
     assert 'scope="write"' in scoped.headers["www-authenticate"]
-    limited = refusal(AuthFailure.RATE_LIMITED, retry_after=17)
+    limited = refusal_response(Refusal(AuthFailure.RATE_LIMITED, retry_after=17))
     assert (limited.status_code, limited.headers["retry-after"]) == (429, "17")
 
 

@@ -14,9 +14,10 @@ from django.urls import reverse
 from pytest_django.fixtures import Settings
 
 from mcp_server import tokens
+from mcp_server.actions import create_token
+from mcp_server.credentials import AuthFailure, authenticate
 from mcp_server.models import MCPAuditEvent, MCPToken
-from mcp_server.server import TOOL_SPECS
-from mcp_server.services import AuthFailure, authenticate, create_token
+from mcp_server.tools.catalog import TOOL_SPECS
 from mnemosyne.library.models import Chunk, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
 

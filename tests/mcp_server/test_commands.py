@@ -13,8 +13,8 @@ from django.utils import timezone
 from pytest_django.fixtures import Settings
 
 from mcp_server import tokens
+from mcp_server.credentials import AuthFailure, authenticate
 from mcp_server.models import MCPToken
-from mcp_server.services import AuthFailure, authenticate
 
 pytestmark = pytest.mark.django_db
 

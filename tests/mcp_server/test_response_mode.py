@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult
 
-from mcp_server.response_mode import wants_progress
+from mcp_server.http_gate import Asked
 from tests.mcp_server.clients import mcp_session, modern, post, rpc, run
 
 MISSING_CHUNK = {"name": "get_chunk", "arguments": {"chunk_uid": "chk_missing"}}
@@ -32,7 +32,7 @@ def events(text: str) -> list[dict[str, Any]]:
     ],
 )
 def test_only_a_request_with_a_progress_token_wants_progress(body: bytes, expected: bool) -> None:
-    assert wants_progress(body) is expected
+    assert Asked.of(body).progress is expected
 
 
 @pytest.mark.django_db(transaction=True)

@@ -13,8 +13,9 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from mcp_server import tokens
+from mcp_server.actions import create_token, revoke_token
+from mcp_server.credentials import LAST_USED_RESOLUTION, AuthFailure, authenticate
 from mcp_server.models import MCPAuditEvent, MCPToken
-from mcp_server.services import LAST_USED_RESOLUTION, AuthFailure, authenticate, create_token, revoke_token
 
 # 43 characters of the URL-safe alphabet
 SECRET = "A" * 20 + "z" * 10 + "0123456789" + "_-x"

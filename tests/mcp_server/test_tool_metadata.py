@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcp_server.server import TOOL_SPECS, WRITE_TOOLS
+from mcp_server.tools.catalog import TOOL_SPECS, WRITE_TOOLS
 from tests.mcp_server.clients import mcp_session, run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -67,3 +67,13 @@ def test_required_arguments_are_declared_required(live_server_url: str) -> None:
     assert required["upsert_item"] == {"collection_uid", "title"}
     assert required["delete_item"] == {"item_uid"}
     assert required["list_concepts"] == required["list_topics"] == required["get_collection_config"] == set()
+
+
+def test_every_tool_takes_strict_arguments_each_described() -> None:
+    for spec in TOOL_SPECS:
+        config = spec.arguments.model_config
+        assert config.get("strict") is True and config.get("extra") == "forbid", spec.name
+        for name, field in spec.arguments.model_fields.items():
+            assert field.description, f"{spec.name}.{name} has no description"
+        assert ("cursor" in spec.arguments.model_fields) is spec.pages, spec.name
+        assert ("next_cursor" in spec.result.model_fields) is spec.pages, spec.name

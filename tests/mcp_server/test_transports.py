@@ -11,7 +11,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_server.server import TOOL_SPECS
+from mcp_server.tools.catalog import TOOL_SPECS
 from mnemosyne.library.models import Collection, Library
 from tests.mcp_server.clients import mcp_session, modern, post, rpc, run, sse_payload
 

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from mcp.shared.exceptions import MCPError
 
-from mcp_server.services import create_token
+from mcp_server.actions import create_token
 from mnemosyne.library.models import Chunk, Collection, Item, Library
 from tests.documents import png_bytes, report_pdf
 from tests.mcp_server.clients import call_all, post, rpc, sse_payload
@@ -252,3 +252,35 @@ def test_the_token_whitelist_applies_to_write_tools(live_server_url: str) -> Non
         post(live_server_url, rpc("tools/call", {"name": "search", "arguments": {"query": "x"}}), reader)
     )
     assert "result" in allowed
+
+
+@pytest.mark.parametrize("dry_run", ["no", "false", "off", "0", 0, 0.0, -0.0, None, [], {}])
+def test_delete_item_deletes_only_on_a_real_false(
+    live_server_url: str, corpus: tuple[Library, Collection], token: str, dry_run: object
+) -> None:
+    item = Item.objects.first()
+    assert item is not None
+    (refused,) = call_all(
+        live_server_url, token, [("delete_item", {"item_uid": item.uid, "dry_run": dry_run})]
+    )
+    assert isinstance(refused, MCPError) and "dry_run" in refused.error.message
+    assert Item.objects.filter(pk=item.pk).exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"query": "backups", "limit": True}, "limit"),
+        ({"query": "backups", "limit": "5"}, "limit"),
+        ({"query": "backups", "limit": 5.0}, "limit"),
+        ({"query": "backups", "alpha": True}, "alpha"),
+        ({"query": "backups", "rerank": "yes"}, "rerank"),
+        ({"query": "backups", "search_types": '["vector"]'}, "search_types"),
+    ],
+)
+def test_search_refuses_coerced_values_naming_the_argument(
+    live_server_url: str, token: str, arguments: dict[str, object], named: str
+) -> None:
+    (refused,) = call_all(live_server_url, token, [("search", arguments)])
+    assert isinstance(refused, MCPError) and refused.error.code == -32602
+    assert f"{named}:" in refused.error.message

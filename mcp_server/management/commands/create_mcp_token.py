@@ -14,9 +14,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import IntegrityError
 from django.utils import timezone
 
+from mcp_server.actions import create_token
 from mcp_server.models import SCOPES, MCPToken
-from mcp_server.server import TOOL_SPECS
-from mcp_server.services import create_token
+from mcp_server.tools.catalog import TOOL_SPECS
 from mcp_server.users import ensure_token_owner
 from mnemosyne.library.models import Library
 from mnemosyne.management.schema import require_current_schema

@@ -17,8 +17,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from mcp_server.actions import create_token, revoke_token
 from mcp_server.models import MCPToken
-from mcp_server.services import create_token, revoke_token
 from mcp_server.users import ensure_token_owner
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import LibraryType

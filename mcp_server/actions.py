@@ -1,11 +1,11 @@
-"""Token writes (create, revoke) and the one read every MCP call makes: authenticate."""
+"""Writes of the MCP surface, each in one transaction (zulip's actions): tokens, audit rows, rate
+windows, approvals and nonces. Reads of credentials are in credentials.py.
+"""
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,32 +17,7 @@ from mcp_server import tokens
 from mcp_server.models import SCOPES, MCPApprovalRequest, MCPAuditEvent, MCPNonce, MCPToken
 from mnemosyne.library.models import Library
 
-# last_used_at is written at most this often, so a busy token costs no write per call.
-LAST_USED_RESOLUTION = timedelta(minutes=5)
 ACTOR_LENGTH = 150  # MCPAuditEvent.actor's max_length
-
-
-class AuthFailure(enum.StrEnum):
-    """The fixed reasons an authentication can fail (also the metric's label values)."""
-
-    MISSING = "missing"
-    INVALID = "invalid"
-    EXPIRED = "expired"
-    REVOKED = "revoked"
-    FORBIDDEN_TOOL = "forbidden_tool"
-    INSUFFICIENT_SCOPE = "insufficient_scope"
-    RATE_LIMITED = "rate_limited"
-    APPROVAL_PENDING = "approval_pending"
-
-
-@dataclass(frozen=True)
-class AuthResult:
-    token: MCPToken | None
-    failure: AuthFailure | None
-
-    @property
-    def ok(self) -> bool:
-        return self.failure is None
 
 
 @transaction.atomic
@@ -172,36 +147,6 @@ def revoke_token(*, token: MCPToken, actor: str = "system") -> MCPToken:
             kind=MCPAuditEvent.Kind.TOKEN_REVOKED, token=token, actor=actor, detail={"name": token.name}
         )
     return token
-
-
-def authenticate(raw: str | None, *, tool: str | None = None) -> AuthResult:
-    """Check a bearer token (and, when given, that it may call `tool`)."""
-    if not raw:
-        return AuthResult(None, AuthFailure.MISSING)
-    if not tokens.is_well_formed(raw):
-        return AuthResult(None, AuthFailure.INVALID)
-    token = MCPToken.objects.select_related("user").filter(digest=tokens.digest(raw)).first()
-    if token is None or not token.user.is_active:
-        return AuthResult(None, AuthFailure.INVALID)
-    if token.is_revoked:
-        return AuthResult(token, AuthFailure.REVOKED)
-    now = timezone.now()
-    if token.is_expired(now):
-        return AuthResult(token, AuthFailure.EXPIRED)
-    if tool is not None and not token.allows_tool(tool):
-        return AuthResult(token, AuthFailure.FORBIDDEN_TOOL)
-    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
-        MCPToken.objects.filter(pk=token.pk).update(last_used_at=now)
-        token.last_used_at = now
-    return AuthResult(token, None)
-
-
-def library_boundary_of(token: MCPToken | None) -> frozenset[int] | None:
-    """The library ids a token may see; None when it may see every library."""
-    if token is None:
-        return None
-    ids = frozenset(token.libraries.values_list("id", flat=True))
-    return ids or None
 
 
 # Approvals for sensitive tools (MCP_APPROVAL_REQUIRED_TOOLS): request, decide, use once.

@@ -1,0 +1,155 @@
+"""The HTTP layer in front of the MCP transports: the body read once, parsed once, the caller asked once.
+
+For each POST to an MCP endpoint (single JSON-RPC message or batch), the gate reads the body
+(within the body limit applied outside it) and parses it, then:
+
+- when the request calls tools or reads library content (resources, prompts, completions), or
+  lists tools with a bearer token, it identifies the caller once (access.identify) and admits the
+  request once (access.admit: whitelist, scopes, rate limit) — a refusal is answered here as HTTP
+  401/403/429 (challenges), so a refused call never reaches the MCP server;
+- it leaves the admitted caller on the request (`request.state`), where the MCP handlers find it
+  (server.caller_middleware) and never identify the caller again;
+- on stateless streamable HTTP, it routes a request that carries a progress token to the streaming
+  (SSE) session manager and the rest to the JSON-response one: a JSON answer skips the event
+  stream's machinery (about 3 ms a call) and only requests that can be sent notifications need it.
+
+The token is read from the Authorization header only (never the query string). Initialize, ping,
+tools/list without a token, notifications and logging/setLevel need no caller.
+MCP_REQUIRE_AUTH=false admits everyone as the local operator (or as the token it sends).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mcp_server import access, blocking, challenges
+from mcp_server.access import Admission, Refusal
+from mcp_server.principal import Principal
+from mcp_server.server import ADMISSION_STATE
+from mcp_server.tools import catalog
+
+_VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a JSON-RPC body asks for, as far as access and response mode care."""
+
+    tools: tuple[str, ...] = ()
+    reads: bool = False
+    lists_tools: bool = False
+    progress: bool = False
+
+    @staticmethod
+    def of(body: bytes) -> Asked:
+        try:
+            payload: Any = json.loads(body)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return Asked()  # the transport answers malformed JSON with the spec's parse error
+        messages = payload if isinstance(payload, list) else [payload]
+        tools: list[str] = []
+        reads = lists_tools = progress = False
+        for message in messages:
+            if not isinstance(message, dict):
+                continue
+            method, params = message.get("method"), message.get("params")
+            params = params if isinstance(params, dict) else {}
+            if method == "tools/call":
+                name = params.get("name")
+                tools.append(name if isinstance(name, str) else "")
+            reads = reads or method in access.READING_METHODS
+            lists_tools = lists_tools or method == "tools/list"
+            meta = params.get("_meta")
+            progress = progress or (isinstance(meta, dict) and meta.get("progressToken") is not None)
+        return Asked(tuple(tools), reads, lists_tools, progress)
+
+
+def bearer_token(headers: Headers) -> str | None:
+    value = headers.get("authorization", "")
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def decide(credential: str | None, asked: Asked, transport: str) -> Admission | Refusal | None:
+    """The request's admitted caller, why it is refused, or None when it needs no caller."""
+    needs_caller = bool(asked.tools) or asked.reads or (asked.lists_tools and credential is not None)
+    if not needs_caller:
+        return None
+    found = access.identify(credential) if credential or settings.MCP_REQUIRE_AUTH else None
+    if not settings.MCP_REQUIRE_AUTH:
+        principal = found if isinstance(found, Principal) else access.local("anonymous")
+        return Admission(principal, admitted=True, transport=transport)
+    if found is None or isinstance(found, Refusal):
+        return found
+    tools = [(name, catalog.spec_named(name)) for name in asked.tools]
+    refusal = access.admit(found, tools=tools, reads=asked.reads)
+    return refusal or Admission(found, admitted=True, transport=transport)
+
+
+class MCPGate:
+    """Wraps an MCP transport app (`app`); for stateless streamable HTTP also its JSON-response twin."""
+
+    def __init__(self, app: ASGIApp, *, transport: str, json_app: ASGIApp | None = None) -> None:
+        self.app = app
+        self.json_app = json_app
+        self.transport = transport
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = await read_body(receive)
+        asked = Asked.of(body)
+        decided = await blocking.run(decide, bearer_token(Headers(scope=scope)), asked, self.transport)
+        if isinstance(decided, Refusal):
+            metadata_url = challenges.resource_metadata_url(scope)
+            await challenges.refusal_response(decided, metadata_url=metadata_url)(scope, receive, send)
+            return
+        if decided is not None:
+            scope.setdefault("state", {})[ADMISSION_STATE] = decided
+        app = self.app
+        if self.json_app is not None and _handshake_era(scope) and not asked.progress:
+            app = self.json_app
+        await app(scope, replay_body(body, receive), send)
+
+
+def _handshake_era(scope: Scope) -> bool:
+    # 2026-07-28 requests take the SDK's own path, which answers JSON until a handler notifies.
+    version = next((value for key, value in scope["headers"] if key == _VERSION_HEADER), None)
+    return version is None or version.decode("latin-1") in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+async def read_body(receive: Receive) -> bytes:
+    # The body limit is enforced by the RequestBodyLimitMiddleware outside this one.
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

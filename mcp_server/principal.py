@@ -1,0 +1,40 @@
+"""Who is calling, resolved once per request from its credential (access.identify) and handed to
+every handler: scopes, tool whitelist and the libraries it may see."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from mcp_server.models import MCPToken
+
+
+class Kind(enum.StrEnum):
+    TOKEN = "token"
+    JWT = "jwt"
+    ANONYMOUS = "anonymous"
+    # The operator on this machine: stdio with --local, or HTTP with MCP_REQUIRE_AUTH=false.
+    LOCAL = "local"
+
+
+@dataclass(frozen=True)
+class Principal:
+    kind: Kind
+    # Who, in audit rows: the token owner's username, "jwt:<sub>", "anonymous" or "local".
+    actor: str
+    scopes: frozenset[str]
+    token: MCPToken | None = None
+    # Which caller an approval belongs to when there is no token row: "jwt:<sub>", "anonymous".
+    subject: str = ""
+    # The library ids it may see, resolved when it was identified; None: every library.
+    library_ids: frozenset[int] | None = None
+
+    @property
+    def is_anonymous(self) -> bool:
+        return self.kind == Kind.ANONYMOUS
+
+    def allows_tool(self, tool: str) -> bool:
+        return self.token is None or self.token.allows_tool(tool)
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes

@@ -1,0 +1,70 @@
+"""Where Mnemosyne meets the MCP SDK beyond its plainest API, in one place, each with why.
+
+- Tools are built with the SDK's public `Tool` and `FuncMetadata` constructors (no mutation after):
+  the input schema is the tool's own strict model's, and the SDK hands the arguments through as
+  sent (`SentArguments`), because the one tool-call path (tool_calls) validates them itself, the
+  same way for every transport. Letting the SDK validate first would coerce ("false" → False for a
+  boolean, from JSON in a string) before our strict check could refuse it.
+- `logging/setLevel`: MCPServer has no hook for it; the SDK's docs point at the low-level
+  server's `add_request_handler`.
+- A handshake-era connection's log level is kept in `Connection.state`, the SDK's per-connection
+  store for applications, which a request handler reaches only through its session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.server.session import ServerSession
+from mcp.types import CallToolResult
+from pydantic import model_validator
+
+from mcp_server.tools.spec import ToolSpec
+
+ToolRunner = Callable[[Context, ToolSpec, dict[str, Any]], Awaitable[CallToolResult]]
+
+
+class SentArguments(ArgModelBase):
+    """A tool call's arguments, untouched: the whole object becomes `sent`."""
+
+    sent: dict[str, Any]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wrap(cls, data: Any) -> dict[str, Any]:
+        return {"sent": data if isinstance(data, dict) else {}}
+
+
+def mcp_tool(spec: ToolSpec, run: ToolRunner) -> Tool:
+    """The SDK's Tool for a spec: our schemas and hints; calls go to `run(ctx, spec, arguments)`."""
+
+    async def call(ctx: Context, sent: dict[str, Any]) -> CallToolResult:
+        return await run(ctx, spec, sent)
+
+    return Tool(
+        fn=call,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        parameters=spec.input_schema,
+        fn_metadata=FuncMetadata(arg_model=SentArguments, output_schema=spec.output_schema),
+        is_async=True,
+        context_kwarg="ctx",
+        annotations=spec.annotations,
+        meta={"version": spec.version, "writes": spec.writes},
+    )
+
+
+def add_request_handler(
+    server: MCPServer, method: str, params_type: type[Any], handler: Callable[..., Awaitable[Any]]
+) -> None:
+    server._lowlevel_server.add_request_handler(method, params_type, handler)
+
+
+def connection_state(session: ServerSession) -> dict[str, Any]:
+    state: dict[str, Any] = session._connection.state
+    return state

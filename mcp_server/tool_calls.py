@@ -1,0 +1,189 @@
+"""The one tool-call path: every transport (MCP over HTTP or stdio, gRPC) runs a tool through `execute`.
+
+For one call, in order: the tool is looked up by name; the caller admitted (whitelist, scope, rate
+limit) unless its transport already did (HTTP does, to answer 401/403/429); the arguments validated
+strictly against the tool's model, errors naming the argument; then inside the caller's library
+boundary its uids checked to lie within it, an approval required when the tool needs one, a signed
+request's nonce checked, the handler run, its result rendered and, for a token that asks, signed.
+Every call is timed and counted, every write-tool call leaves an audit row, and library, storage and
+graph failures become tool errors whose message is fit for the caller. Call it on a worker thread
+through `blocking` (which keeps the database connection fresh).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.types import ImageContent
+from pydantic import ValidationError
+
+from mcp_server import access, actions, call_checks, cursors
+from mcp_server.access import Refusal
+from mcp_server.metrics import TOOL_DURATION, TOOL_INVOCATIONS
+from mcp_server.principal import Principal
+from mcp_server.tools import catalog
+from mcp_server.tools.spec import ArgumentError, ToolSpec
+from mnemosyne.graph import GraphError
+from mnemosyne.library.errors import LibraryError
+from mnemosyne.library.selectors import library_boundary
+from mnemosyne.storage import StorageError
+
+logger = logging.getLogger(__name__)
+
+# An argument name or message quoted back to the caller is cut to this many characters.
+QUOTE_CHARS = 200
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    principal: Principal
+    tool: str
+    # As sent (signed results are computed over these).
+    arguments: Mapping[str, Any]
+    # "http", "sse", "stdio" or "grpc".
+    transport: str
+    # The transport already ran access.admit for this call.
+    admitted: bool = False
+    approval_id: str | None = None
+    nonce: str | None = None
+    timestamp: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    text: str
+    structured: dict[str, Any] | None
+    attachments: list[ImageContent] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    is_error: bool = False
+
+
+class UnknownTool(Exception):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"Unknown tool: {clip(name)}")
+        self.name = name
+
+
+class InvalidToolArguments(Exception):
+    """Arguments the tool refuses; the message names each argument at fault."""
+
+
+class CallRefused(Exception):
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+def clip(text: str, limit: int = QUOTE_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def execute(call: ToolCall) -> ToolAnswer:
+    """Run one tool call; raises UnknownTool, CallRefused or InvalidToolArguments, else answers."""
+    started = time.perf_counter()
+    spec = catalog.spec_named(call.tool)
+    if spec is None:
+        raise UnknownTool(call.tool)
+    if not call.admitted:
+        refusal = access.admit(call.principal, tools=[(spec.name, spec)])
+        if refusal is not None:
+            raise CallRefused(refusal)
+    outcome = "error"
+    try:
+        answer = _run(spec, call, started)
+        outcome = "error" if answer.is_error else "ok"
+        return answer
+    finally:
+        elapsed = time.perf_counter() - started
+        TOOL_INVOCATIONS.labels(tool=spec.name, status=outcome).inc()
+        TOOL_DURATION.labels(tool=spec.name).observe(elapsed)
+        if spec.writes:
+            _audit(call, spec, outcome)
+
+
+def _run(spec: ToolSpec, call: ToolCall, started: float) -> ToolAnswer:
+    arguments = validated(spec, call.arguments)
+    caller = call.principal
+    sent = dict(call.arguments)
+    try:
+        with library_boundary(caller.library_ids):
+            call_checks.check_uids_visible(arguments.model_dump())
+            call_checks.check_approval(spec.name, caller, arguments.model_dump(), call.approval_id)
+            signing = call_checks.Signing(sent, call.nonce, call.timestamp)
+            nonce, timestamp = call_checks.check_nonce(caller, signing)
+            if spec.pages:
+                page = cursors.page_of(spec.name, arguments.model_dump(mode="json"))
+                result = spec.handler(caller, arguments, page)
+            else:
+                result = spec.handler(caller, arguments)
+            structured = result.model_dump(mode="json")
+            attachments = spec.attachments(result) if spec.attachments else []
+            meta = {
+                **_elapsed(started),
+                **call_checks.signature(
+                    caller, spec.name, signing, structured, nonce=nonce, timestamp=timestamp
+                ),
+            }
+            return ToolAnswer(spec.render(result), structured, attachments, meta)
+    except cursors.InvalidCursor as exc:
+        raise InvalidToolArguments(f"Invalid arguments for tool {spec.name}: cursor: {exc}") from None
+    except ArgumentError as exc:
+        raise InvalidToolArguments(f"Invalid arguments for tool {spec.name}: {exc}") from None
+    except (LibraryError, call_checks.CallFailed) as exc:
+        return _failed(spec, clip(str(exc), 1000), started)
+    except StorageError:
+        logger.exception("chunk store failure in tool %s", spec.name)
+        return _failed(spec, "the chunk store is unavailable right now; try again shortly", started)
+    except GraphError:
+        logger.exception("graph store failure in tool %s", spec.name)
+        return _failed(spec, "the concept graph is unavailable right now; try again shortly", started)
+
+
+def validated(spec: ToolSpec, arguments: Mapping[str, Any]) -> Any:
+    """The arguments as the tool's model, strictly: no "no" for false, no true for 1, nothing unknown."""
+    try:
+        return spec.arguments.model_validate(dict(arguments))
+    except ValidationError as exc:
+        raise InvalidToolArguments(
+            f"Invalid arguments for tool {spec.name}: {describe_validation_error(exc)}"
+        ) from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors(include_url=False, include_input=False):
+        name = clip(".".join(str(part) for part in error["loc"]), 100) or "(arguments)"
+        if error["type"] == "extra_forbidden":
+            problems.append(f"{name}: unknown argument")
+        elif error["type"] == "missing":
+            problems.append(f"{name}: required argument missing")
+        else:
+            problems.append(f"{name}: {clip(error['msg'])}")
+    return "; ".join(problems)
+
+
+def _failed(spec: ToolSpec, message: str, started: float) -> ToolAnswer:
+    return ToolAnswer(
+        f"Error executing tool {spec.name}: {message}", None, meta=_elapsed(started), is_error=True
+    )
+
+
+def _elapsed(started: float) -> dict[str, Any]:
+    return {"elapsed_ms": round((time.perf_counter() - started) * 1000, 2)}
+
+
+def _audit(call: ToolCall, spec: ToolSpec, outcome: str) -> None:
+    try:
+        actions.record_write_call(
+            token=call.principal.token,
+            actor=call.principal.actor,
+            tool=spec.name,
+            outcome=outcome,
+            arguments=dict(call.arguments),
+        )
+    except Exception:
+        logger.exception("could not record the audit row for %s", spec.name)

@@ -1,0 +1,31 @@
+"""Every tool the server offers, in the order clients list them; looked up by name by every transport."""
+
+from __future__ import annotations
+
+from mcp_server.tools.collections import GET_COLLECTION_CONFIG, LIST_TOPICS
+from mcp_server.tools.concepts import GET_CONCEPT_NEIGHBORS, LIST_CONCEPTS
+from mcp_server.tools.items import DELETE_ITEM, UPSERT_ITEM
+from mcp_server.tools.library import GET_CHUNK, LIST_COLLECTIONS, LIST_ITEMS, LIST_LIBRARIES
+from mcp_server.tools.search import SEARCH
+from mcp_server.tools.spec import ToolSpec
+
+TOOL_SPECS: tuple[ToolSpec, ...] = (
+    SEARCH,
+    GET_CHUNK,
+    LIST_LIBRARIES,
+    LIST_COLLECTIONS,
+    LIST_ITEMS,
+    LIST_TOPICS,
+    LIST_CONCEPTS,
+    GET_CONCEPT_NEIGHBORS,
+    GET_COLLECTION_CONFIG,
+    UPSERT_ITEM,
+    DELETE_ITEM,
+)
+TOOL_NAMES = frozenset(spec.name for spec in TOOL_SPECS)
+WRITE_TOOLS = frozenset(spec.name for spec in TOOL_SPECS if spec.writes)
+_BY_NAME = {spec.name: spec for spec in TOOL_SPECS}
+
+
+def spec_named(name: str) -> ToolSpec | None:
+    return _BY_NAME.get(name)
