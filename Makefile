@@ -35,7 +35,7 @@ lint: install-dev
 	$(VENV)/bin/lint-imports
 
 typecheck: install-dev
-	$(VENV)/bin/mypy mnemosyne mcp_server tests
+	$(VENV)/bin/mypy mnemosyne mcp_server tests benchmarks
 
 pytest: install-dev
 	$(VENV)/bin/pytest

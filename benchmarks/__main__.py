@@ -42,7 +42,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--quick", action="store_true", help="Smaller corpora, 10k chunks only (a few minutes)."
     )
-    parser.add_argument("--only", choices=["ingest", "search"], help="Run one of the two benchmarks.")
+    parser.add_argument(
+        "--only", choices=["ingest", "search", "diversity"], help="Run one of the benchmarks."
+    )
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -129,7 +131,7 @@ def settings_snapshot() -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     plan = QUICK if args.quick else FULL
-    parts = [args.only] if args.only else ["ingest", "search"]
+    parts = [args.only] if args.only else ["ingest", "search", "diversity"]
     started = time.perf_counter()
     configure_django(args.data_dir.resolve())
 
@@ -169,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
                 embedder=embedder,
                 log=log,
             )
+    if "diversity" in parts:
+        from benchmarks import diversity
+
+        log("timing MMR diversity")
+        result.diversity = diversity.run()
     result.machine["load average (1/5/15 min) at end"] = machine.load_average()
     result.finished = _now()
     result.notes.append(f"Wall time of the whole run: {(time.perf_counter() - started) / 60:.1f} min.")

@@ -15,6 +15,7 @@ from benchmarks.results import (
     SEARCH_TARGET_CHUNKS,
     STAGE_LABELS,
     BenchResult,
+    DiversityTiming,
     IngestResult,
     SearchSize,
 )
@@ -68,9 +69,26 @@ def render(result: BenchResult) -> str:
         lines += _ingest(result.ingest)
     if result.search:
         lines += _search(result.search)
+    if result.diversity:
+        lines += _diversity(result.diversity)
     if result.notes:
         lines += ["Notes:", "", *(f"- {note}" for note in result.notes), ""]
     return "\n".join(lines)
+
+
+def _diversity(timings: list[DiversityTiming]) -> list[str]:
+    lines = [
+        "### Result diversity (MMR, `diversity` = 0.5; milliseconds, median)",
+        "",
+        "| limit | window | vectorised (the service) | pairwise (before) | speed-up | same order |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {t.limit} | {t.window} | {number(t.vectorised_ms, 2)} | {number(t.pairwise_ms)} "
+        f"| {number(t.pairwise_ms / t.vectorised_ms, 0)}× | {'yes' if t.same_order else '**no**'} |"
+        for t in timings
+    ]
+    return [*lines, ""]
 
 
 def _ingest(ingest: IngestResult) -> list[str]:

@@ -161,6 +161,17 @@ class SearchSize:
         return max(legs, key=self.p50)
 
 
+@dataclass(frozen=True)
+class DiversityTiming:
+    """MMR over one window of hits: the vectorised ordering and the pairwise one, medians in ms."""
+
+    limit: int
+    window: int
+    vectorised_ms: float
+    pairwise_ms: float
+    same_order: bool
+
+
 @dataclass
 class BenchResult:
     mode: str
@@ -170,4 +181,5 @@ class BenchResult:
     settings: dict[str, str] = field(default_factory=dict)
     ingest: IngestResult | None = None
     search: list[SearchSize] = field(default_factory=list)
+    diversity: list[DiversityTiming] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

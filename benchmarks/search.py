@@ -25,6 +25,7 @@ from benchmarks.results import STAGES, BuildTimes, SearchSize
 from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Chunk, Collection
 from mnemosyne.search import legs, service
+from mnemosyne.search.types import DEFAULT_LIMIT
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL_VERSION = "2025-11-25"
@@ -147,7 +148,7 @@ def measure(
     log: Log,
 ) -> SearchSize:
     """Time every stage for each query; the first `warmup` queries are run but not recorded."""
-    limit = service.DEFAULT_LIMIT
+    limit = DEFAULT_LIMIT
     candidates = max(limit, service.MIN_CANDIDATES)
     filters = legs.Filters()
     size = SearchSize(chunks=chunks, queries=len(queries) - warmup, build=build)
