@@ -1,6 +1,7 @@
-"""python -m benchmarks [--quick] [--only ingest|search] [--data-dir DIR] [--scifact DIR] [--write-docs]
+"""python -m benchmarks [--quick] [--only PART] [--data-dir DIR] [--scifact DIR] [--write-docs]
 
-Measures ingest throughput against raw embedding and search latency at 10k and 100k chunks on a
+Measures ingest throughput against raw embedding, search latency at 10k and 100k chunks, MMR
+diversity, real PDF manuals (chunks, questions, ingest stages) and OCR on scans of them, on a
 data directory of its own (an embedded PostgreSQL and chunk store apart from development data),
 prints a Markdown report, and after a full run writes it into docs/benchmarks.md.
 """
@@ -33,6 +34,7 @@ class Plan:
     warmup: int
 
 
+PARTS = ("ingest", "search", "diversity", "documents", "ocr")
 FULL = Plan(documents_1x=300, documents_10x=3000, search_sizes=(10_000, 100_000), queries=200, warmup=20)
 QUICK = Plan(documents_1x=50, documents_10x=500, search_sizes=(10_000,), queries=50, warmup=10)
 
@@ -42,9 +44,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--quick", action="store_true", help="Smaller corpora, 10k chunks only (a few minutes)."
     )
-    parser.add_argument(
-        "--only", choices=["ingest", "search", "diversity"], help="Run one of the benchmarks."
-    )
+    parser.add_argument("--only", choices=PARTS, help="Run one of the benchmarks.")
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -110,6 +110,9 @@ def settings_snapshot() -> dict[str, str]:
         "EMBEDDING_QUERY_CACHE_SIZE",
         "CHUNK_MAX_TOKENS",
         "CHUNK_OVERLAP_TOKENS",
+        "CHUNK_SECTION_TOKENS",
+        "OCR",
+        "OCR_DPI",
         "SEARCH_HNSW_EF_SEARCH",
         "SEARCH_BM25_TERM_POSTINGS",
         "SEARCH_BM25_RESCORE",
@@ -131,7 +134,7 @@ def settings_snapshot() -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     plan = QUICK if args.quick else FULL
-    parts = [args.only] if args.only else ["ingest", "search", "diversity"]
+    parts = [args.only] if args.only else list(PARTS)
     started = time.perf_counter()
     configure_django(args.data_dir.resolve())
 
@@ -176,6 +179,20 @@ def main(argv: list[str] | None = None) -> int:
 
         log("timing MMR diversity")
         result.diversity = diversity.run()
+    if "documents" in parts or "ocr" in parts:
+        from benchmarks import documents
+
+        # Kept between runs (the database is emptied, the manuals are not fetched again).
+        manuals = documents.fetch_manuals(args.data_dir.resolve() / "manuals", log)
+        if "documents" in parts:
+            from benchmarks import pdf_extractors
+
+            result.extractors = pdf_extractors.run(manuals, log)
+            result.documents = documents.measure(manuals, log)
+        if "ocr" in parts:
+            from benchmarks import ocr
+
+            result.ocr = ocr.run({path.name: path for path in manuals}, log)
     result.machine["load average (1/5/15 min) at end"] = machine.load_average()
     result.finished = _now()
     result.notes.append(f"Wall time of the whole run: {(time.perf_counter() - started) / 60:.1f} min.")

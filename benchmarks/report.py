@@ -16,7 +16,10 @@ from benchmarks.results import (
     STAGE_LABELS,
     BenchResult,
     DiversityTiming,
+    DocumentsResult,
+    ExtractorRun,
     IngestResult,
+    OcrRun,
     SearchSize,
 )
 
@@ -71,9 +74,89 @@ def render(result: BenchResult) -> str:
         lines += _search(result.search)
     if result.diversity:
         lines += _diversity(result.diversity)
+    if result.extractors:
+        lines += _extractors(result.extractors)
+    if result.documents is not None:
+        lines += _documents(result.documents)
+    if result.ocr:
+        lines += _ocr(result.ocr)
     if result.notes:
         lines += ["Notes:", "", *(f"- {note}" for note in result.notes), ""]
     return "\n".join(lines)
+
+
+def _documents(documents: DocumentsResult) -> list[str]:
+    lines = [
+        f"### Real documents ({len(documents.manuals)} Debian PDF manuals, {documents.pages} pages)",
+        "",
+        "| manual | pages | bookmarks | text chunks | under 50 chars | with a ligature "
+        "| run-together words | without a section |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for m in documents.manuals:
+        unsectioned = "—" if m.bookmarks else str(m.without_section)
+        lines.append(
+            f"| {m.name} | {m.pages} | {'yes' if m.bookmarks else 'no'} | {m.chunks} | {m.under_50_chars} "
+            f"| {m.with_ligature} | {m.run_together} | {unsectioned} |"
+        )
+    lines += [
+        "",
+        f"Questions answered on the cited pages of the first three hits (success@3): "
+        f"**{documents.found_at_3} of {documents.questions}** ({documents.success_at_3:.0%}).",
+        "",
+    ]
+    if documents.misses:
+        lines += ["Missed:", "", *(f"- {miss}" for miss in documents.misses), ""]
+    if documents.stages is not None:
+        stages = documents.stages
+        lines += [
+            f"Ingest of all the manuals (`ingest_paths`): {number(documents.ingest_seconds)} s for "
+            f"{documents.ingest_chunks:,} chunks ({number(documents.pages / documents.ingest_seconds)} "
+            f"pages/s, {number(documents.ingest_chunks / documents.ingest_seconds)} chunks/s). "
+            "Each stage alone, side by side, medians of three rounds:",
+            "",
+            "| parsing (text, layout, tables) | chunking | embedding | parsing / embedding |",
+            "|---|---|---|---|",
+            f"| {number(stages.parse, 2)} s | {number(stages.chunk, 2)} s | {number(stages.embed, 2)} s "
+            f"| {number(stages.layout_share * 100, 1)} % (target ≤ 20 %: "
+            f"{verdict(stages.layout_share <= 0.2)}) |",
+            "",
+        ]
+    return lines
+
+
+def _extractors(runs: list[ExtractorRun]) -> list[str]:
+    manuals = sorted({run.manual for run in runs})
+    lines = [
+        f"### PDF text extraction, plain, without layout analysis ({len(manuals)} manuals)",
+        "",
+        "| library | pages/s, median over the manuals | slowest manual, pages/s "
+        "| tokens over 25 letters (words run together) | ligature characters left |",
+        "|---|---|---|---|---|",
+    ]
+    for library in dict.fromkeys(run.library for run in runs):
+        mine = [run for run in runs if run.library == library]
+        rates = [run.pages / run.seconds for run in mine if run.seconds > 0]
+        lines.append(
+            f"| {library} | {number(median(rates), 0)} | {number(min(rates), 0)} "
+            f"| {sum(run.run_together for run in mine):,} | {sum(run.ligatures for run in mine):,} |"
+        )
+    return [*lines, ""]
+
+
+def _ocr(runs: list[OcrRun]) -> list[str]:
+    lines = [
+        "### OCR of scanned pages (rendered from the manuals, image-only PDFs)",
+        "",
+        "| dpi | pages | word accuracy | median page | worst page | pages/s |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {run.dpi} | {run.pages} | {run.word_accuracy:.1%} | {run.median_page:.1%} "
+        f"| {run.worst_page:.1%} | {number(run.pages_per_second, 2)} |"
+        for run in runs
+    ]
+    return [*lines, ""]
 
 
 def _diversity(timings: list[DiversityTiming]) -> list[str]:

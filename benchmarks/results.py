@@ -173,6 +173,81 @@ class DiversityTiming:
 
 
 @dataclass
+class ManualStats:
+    """One manual's text chunks, inspected for what goes wrong in PDFs."""
+
+    name: str
+    pages: int
+    bookmarks: bool
+    chunks: int = 0
+    under_50_chars: int = 0
+    with_ligature: int = 0
+    run_together: int = 0
+    without_section: int = 0
+
+
+@dataclass
+class StageTimes:
+    """Seconds for all the manuals at each stage of ingest (medians of rounds), side by side."""
+
+    parse: float
+    chunk: float
+    embed: float
+    chunks: int
+
+    @property
+    def layout_share(self) -> float:
+        """Reading and laying out the PDFs, as a share of the time the embedding takes."""
+        return self.parse / self.embed if self.embed else math.nan
+
+
+@dataclass
+class DocumentsResult:
+    """The manuals ingested, their chunks inspected, the questions asked."""
+
+    commit: str
+    manuals: list[ManualStats] = field(default_factory=list)
+    questions: int = 0
+    found_at_3: int = 0
+    misses: list[str] = field(default_factory=list)
+    ingest_seconds: float = 0.0
+    ingest_chunks: int = 0
+    stages: StageTimes | None = None
+
+    @property
+    def success_at_3(self) -> float:
+        return self.found_at_3 / self.questions if self.questions else 0.0
+
+    @property
+    def pages(self) -> int:
+        return sum(manual.pages for manual in self.manuals)
+
+
+@dataclass(frozen=True)
+class OcrRun:
+    """OCR of scanned manual pages at one resolution."""
+
+    dpi: int
+    pages: int
+    word_accuracy: float
+    worst_page: float
+    median_page: float
+    pages_per_second: float
+
+
+@dataclass(frozen=True)
+class ExtractorRun:
+    """One PDF library's plain text extraction of one manual."""
+
+    library: str
+    manual: str
+    pages: int
+    seconds: float
+    run_together: int
+    ligatures: int
+
+
+@dataclass
 class BenchResult:
     mode: str
     started: str
@@ -182,4 +257,7 @@ class BenchResult:
     ingest: IngestResult | None = None
     search: list[SearchSize] = field(default_factory=list)
     diversity: list[DiversityTiming] = field(default_factory=list)
+    documents: DocumentsResult | None = None
+    ocr: list[OcrRun] = field(default_factory=list)
+    extractors: list[ExtractorRun] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -119,8 +119,19 @@ EMBEDDING_CACHE_DIR = (
 )
 CHUNK_MAX_TOKENS = envint("CHUNK_MAX_TOKENS", 200, minimum=16, maximum=512)
 CHUNK_OVERLAP_TOKENS = envint("CHUNK_OVERLAP_TOKENS", 40, minimum=0, maximum=256)
+# A section (a heading and what follows it) up to this many tokens stays one chunk, so an
+# explanation keeps its example; longer ones, and text under no heading, are cut at
+# CHUNK_MAX_TOKENS. 0 turns this off. The vector of a chunk longer than the model's window (256
+# tokens for MiniLM) sees its opening; the full-text index sees all of it.
+CHUNK_SECTION_TOKENS = envint("CHUNK_SECTION_TOKENS", 400, minimum=0, maximum=2048)
 if CHUNK_OVERLAP_TOKENS >= CHUNK_MAX_TOKENS:
     raise ImproperlyConfigured("CHUNK_OVERLAP_TOKENS must be smaller than CHUNK_MAX_TOKENS")
+# OCR (rapidocr-onnxruntime, offline) for PDF pages without a usable text layer and for image files:
+# "auto" (pages whose text layer is empty or garbage), "off", or "force" (every page, every image).
+OCR = envchoice("OCR", "auto", ("auto", "off", "force"))
+# Resolution pages are read at for OCR; a scan of lower resolution is enlarged to it first
+# (word accuracy on 300 and 150 dpi scans: docs/benchmarks.md, "OCR").
+OCR_DPI = envint("OCR_DPI", 300, minimum=72, maximum=600)
 INGEST_MAX_FILE_BYTES = envint("INGEST_MAX_FILE_BYTES", 50 * 1024 * 1024, minimum=1)
 # Seconds allowed to connect to, and between reads from, a URL given to `ingest`, and for the whole body.
 INGEST_FETCH_TIMEOUT = envfloat("INGEST_FETCH_TIMEOUT", 10.0, minimum=0.1, maximum=600.0)

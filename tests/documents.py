@@ -17,8 +17,8 @@ def png_bytes(size: tuple[int, int] = (4, 3), colour: str = "red", **text: str) 
     return buffer.getvalue()
 
 
-def jpeg_bytes(description: str | None = None) -> bytes:
-    image = Image.new("RGB", (8, 8), "blue")
+def jpeg_bytes(description: str | None = None, size: tuple[int, int] = (8, 8)) -> bytes:
+    image = Image.new("RGB", size, "blue")
     exif = image.getexif()
     if description is not None:
         exif[0x010E] = description
@@ -75,21 +75,26 @@ def pdf_bytes(pages: list[list[str]], images: dict[int, PdfImage] | None = None,
 
 
 def report_pdf() -> bytes:
-    red = Image.new("RGB", (4, 3), "red")
+    # Pictures, not specks: a PDF's images under 16 pixels both ways are passed over.
+    red = Image.new("RGB", (40, 30), "red")
     return pdf_bytes(
         [
             ["Tides rise twice a day.", "The moon drives them."],
             ["Barrages hold back water.", "Figure 1: A barrage at low tide"],
             ["Turbines turn in the stream.", "They resemble wind turbines."],
         ],
-        images={1: ("FlateDecode", zlib.compress(red.tobytes()), 4, 3), 2: ("DCTDecode", jpeg_bytes(), 8, 8)},
+        images={
+            1: ("FlateDecode", zlib.compress(red.tobytes()), 40, 30),
+            2: ("DCTDecode", jpeg_bytes(size=(32, 32)), 32, 32),
+        },
         title="Tidal Report",
     )
 
 
-def outlined_pdf() -> bytes:
+def outlined_pdf(*, stray_entry: bool = False) -> bytes:
     """A three-page report with an outline (bookmarks), one section starting mid-page and one entry
-    whose title is not on its page, written into report-like pages by pypdf's writer."""
+    whose title is not on its page, written into report-like pages by pypdf's writer; with
+    `stray_entry`, a last entry points at a page that is not in the document."""
     from pypdf import PdfReader, PdfWriter
 
     plain = pdf_bytes(
@@ -104,6 +109,12 @@ def outlined_pdf() -> bytes:
     tides = writer.add_outline_item(title="1 Tides", page_number=0)
     writer.add_outline_item(title="1.1 Barrages", page_number=1, parent=tides)
     writer.add_outline_item(title="2 Power generation", page_number=2)  # not printed on page 3
+    if stray_entry:
+        # An entry pointing at a page object that is not among the document's pages.
+        from pypdf import PageObject
+
+        stray = writer._add_object(PageObject.create_blank_page(width=612, height=792))
+        writer.add_outline_item(title="3 Appendix", page_number=stray)
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()

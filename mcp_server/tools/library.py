@@ -19,6 +19,7 @@ from mcp_server.tools.schemas import (
     LibraryInfo,
     LibraryList,
     LibraryRef,
+    Location,
     NeighbourChunk,
 )
 from mcp_server.tools.spec import Arguments, ToolSpec
@@ -152,6 +153,12 @@ def get_chunk(caller: Principal, args: GetChunkArguments) -> ChunkResult:
         ordinal=chunk.ordinal,
         section=chunk.section_path,
         page=chunk.page,
+        page_end=chunk.page_end,
+        locations=[
+            Location(page=page, x0=x0, y0=y0, x1=x1, y1=y1) for page, x0, y0, x1, y1 in chunk.locations or []
+        ],
+        ocr=chunk.ocr_confidence is not None,
+        ocr_confidence=chunk.ocr_confidence,
         char_start=chunk.char_start,
         char_end=chunk.char_end,
         item=ChunkItem(
@@ -193,6 +200,8 @@ def chunk_image(result: ChunkResult) -> list[ImageContent]:
 def render_chunk(result: ChunkResult) -> str:
     where = " › ".join(part for part in (result.item.title, result.section) if part)
     page = f", page {result.page}" if result.page else ""
+    if result.page_end:
+        page = f", pages {result.page}-{result.page_end}"
     kind = "Image" if result.kind == "image" else "Chunk"
     parts = [f"{kind} [{result.chunk_uid}] {where}{page} — {result.item.source}"]
     parts += [f"(before, [{n.chunk_uid}]) {n.text}" for n in result.context_before]

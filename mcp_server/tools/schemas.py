@@ -48,6 +48,10 @@ class SearchHit(BaseModel):
     item: ItemRef
     section: str = Field(description="Heading path of the chunk, e.g. 'Design › Naming'; empty if none.")
     page: int | None = Field(description="1-based page number, or null when the source has no pages.")
+    page_end: int | None = Field(
+        default=None, description="The last page, when the chunk runs over a page break; else null."
+    )
+    ocr: bool = Field(default=False, description="The text was read by OCR from an image of the page.")
     char_start: int = Field(
         description="Offset of the chunk's first character in the item's normalised text."
     )
@@ -97,6 +101,14 @@ class NeighbourChunk(BaseModel):
     text: str
 
 
+class Location(BaseModel):
+    page: int = Field(description="1-based page.")
+    x0: float = Field(description="Left edge.")
+    y0: float = Field(description="Bottom edge.")
+    x1: float = Field(description="Right edge.")
+    y1: float = Field(description="Top edge.")
+
+
 class ChunkResult(BaseModel):
     chunk_uid: str
     kind: str = Field(description="text, or image (the image is returned as image content).")
@@ -105,6 +117,15 @@ class ChunkResult(BaseModel):
     ordinal: int = Field(description="0-based position of the chunk in its item.")
     section: str
     page: int | None
+    page_end: int | None = Field(
+        description="The last page, when the chunk runs over a page break; else null."
+    )
+    locations: list[Location] = Field(
+        description="Where the chunk was printed, to highlight it: one box per line, in PDF points from the "
+        "page's bottom left (an image file's OCR'd text: in the image's pixels). Empty when unknown."
+    )
+    ocr: bool = Field(description="The text was read by OCR from an image of the page.")
+    ocr_confidence: float | None = Field(description="OCR: the recogniser's mean confidence (0-1).")
     char_start: int
     char_end: int
     item: ChunkItem

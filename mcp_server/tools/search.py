@@ -116,6 +116,8 @@ def _hit(hit: service.SearchHit, extras: set[str]) -> SearchHit:
         item=ItemRef(uid=chunk.item.uid, title=chunk.item.title),
         section=chunk.section_path,
         page=chunk.page,
+        page_end=chunk.page_end,
+        ocr=chunk.ocr_confidence is not None,
         char_start=chunk.char_start,
         char_end=chunk.char_end,
         explain=(
@@ -143,7 +145,7 @@ def render_search(result: SearchResult) -> str:
     for number, hit in enumerate(result.results, start=1):
         section = hit.section.removeprefix(f"{hit.item.title} › ")
         where = f"{hit.item.title} › {section}" if section and section != hit.item.title else hit.item.title
-        page = f", p. {hit.page}" if hit.page else ""
+        page = f", pp. {hit.page}-{hit.page_end}" if hit.page_end else f", p. {hit.page}" if hit.page else ""
         preview = " ".join(hit.text_preview.split())[:160]
         lines.append(f"{number}. [{hit.chunk_uid}] {where}{page} (score {hit.score:.4f})")
         lines.append(f"   {preview}")

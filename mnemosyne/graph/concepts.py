@@ -107,6 +107,8 @@ _URL = re.compile(r"\b[a-zA-Z][\w+.-]*://\S+|\bwww\.\S+|[\w.+-]+@[\w-]+\.[\w.]+"
 _NUMBER = re.compile(r"[\d.,'’-]+")
 _TRIM = "\"'’‘“”`.,;:!?()[]{}<>«»/\\|*_~^-–—…"
 _SENTENCE_END = frozenset(".!?")
+# No phrase runs across a blank line, or into or out of a Markdown heading's line.
+_BLOCK_BREAK = re.compile(r"\n\s*\n|^[ ]{0,3}#+[ \t]+(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,12 +173,18 @@ class _Run:
         return tuple(surface.lower() for surface in self.surfaces)
 
 
+def _break(match: re.Match[str]) -> str:
+    heading = match.group(1)
+    return f" . {heading} . " if heading is not None else " . "
+
+
 def _runs(text: str) -> list[_Run]:
-    """Maximal runs of content words, split at stop words, numbers, punctuation and URLs."""
+    """Maximal runs of content words, split at stop words, numbers, punctuation, URLs and
+    paragraph breaks."""
     runs: list[_Run] = []
     current: _Run | None = None
     sentence_start = True
-    text = _URL.sub(" | ", unicodedata.normalize("NFKC", text))
+    text = _BLOCK_BREAK.sub(_break, _URL.sub(" | ", unicodedata.normalize("NFKC", text)))
     for word, punct in _TOKEN.findall(text):
         if word and _is_content_word(word.lower()):
             if current is None:

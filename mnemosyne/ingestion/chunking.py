@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from mnemosyne.ingestion import tables
 from mnemosyne.library.sections import SECTION_SEPARATOR
 
 TokenCounter = Callable[[str], int]
@@ -19,9 +20,6 @@ TokenLocator = Callable[[str], Sequence[int]]
 # Tokens in text[start:end].
 _SpanCounter = Callable[[int, int], int]
 
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f]")
-_TRAILING_SPACE = re.compile(r"[^\S\n]+$", re.MULTILINE)
-_EXTRA_BLANK_LINES = re.compile(r"\n{3,}")
 _HEADING = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
 
@@ -44,6 +42,12 @@ class ChunkSpan:
     section_path: str
     token_count: int
     page: int | None = None
+    # The last page it runs onto, when that is not its first.
+    page_end: int | None = None
+    # PDF: (page, x0, y0, x1, y1) boxes of its lines, in points from the page's bottom left.
+    locations: tuple[tuple[int, float, float, float, float], ...] = ()
+    # OCR'd text: the recogniser's mean confidence over its lines; None for a text layer.
+    ocr_confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -52,15 +56,6 @@ class MarkdownHeading:
     title: str
     line_start: int
     line_end: int
-
-
-def normalise_text(raw: str) -> str:
-    text = raw.removeprefix("\ufeff")
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _CONTROL_CHARS.sub("", text)
-    text = _TRAILING_SPACE.sub("", text)
-    text = _EXTRA_BLANK_LINES.sub("\n\n", text)
-    return text.strip()
 
 
 def iter_markdown_headings(text: str) -> Iterator[MarkdownHeading]:
@@ -78,8 +73,16 @@ def chunk_text(
     count_tokens: TokenCounter,
     markdown: bool,
     locate_tokens: TokenLocator | None = None,
+    section_tokens: int = 0,
+    headed: bool = False,
 ) -> list[ChunkSpan]:
     """Chunks of at most `max_tokens` tokens, each opening with up to `overlap_tokens` of the last.
+
+    A section (its heading and everything under it, up to the next heading) of at most
+    `section_tokens` tokens is one chunk, so an explanation and its example stay together; text
+    under no heading is packed at `max_tokens` (`headed`: the whole text is one section, its heading
+    found by the caller). A section holding only its heading joins the section after it. A table is
+    kept whole with its caption, or cut between rows with its header repeated (tables.py).
 
     With `locate_tokens` the text is tokenized once and any span is counted from the token
     offsets; otherwise every span measured is tokenized again with `count_tokens`. The two agree
@@ -92,22 +95,90 @@ def chunk_text(
         raise ValueError(f"overlap_tokens must not be negative, got {overlap_tokens}")
     count = _span_counter(text, count_tokens, locate_tokens)
     chunks: list[ChunkSpan] = []
-    for section in _sections(text, markdown=markdown):
-        pieces: list[_Span] = []
-        for start, end in section.paragraphs:
-            paragraph = _measure(text, start, end, count)
-            if paragraph is not None:
-                pieces.extend(_refine(text, paragraph, _SPLIT_LEVELS, max_tokens, count))
+    for section in _without_bare_headings(_sections(text, markdown=markdown)):
+        paragraphs = _with_captions(
+            text, [p for p in (_measure(text, s, e, count) for s, e in section.paragraphs) if p is not None]
+        )
+        if not paragraphs:
+            continue
+        whole = count(paragraphs[0].start, paragraphs[-1].end)
+        if whole <= section_tokens and (headed or section.path):
+            start, end = paragraphs[0].start, paragraphs[-1].end
+            chunks.append(ChunkSpan(text[start:end], start, end, section.path, whole))
+            continue
+        chunks.extend(_chunk_section(text, section, paragraphs, max_tokens, overlap_tokens, count))
+    return chunks
+
+
+def _chunk_section(
+    text: str,
+    section: _Section,
+    paragraphs: list[_Span],
+    max_tokens: int,
+    overlap_tokens: int,
+    count: _SpanCounter,
+) -> list[ChunkSpan]:
+    """A section's chunks: its paragraphs packed, a table too large for one chunk cut by rows."""
+    runs: list[list[_Span] | tuple[_Span, int]] = [[]]
+    for paragraph in paragraphs:
+        header = tables.header_end(text, paragraph.start, paragraph.end)
+        if header is not None and paragraph.tokens > max_tokens:
+            runs += [(paragraph, header), []]
+        else:
+            last = runs[-1]
+            assert isinstance(last, list)
+            last.extend(_refine(text, paragraph, _SPLIT_LEVELS, max_tokens, count))
+    chunks: list[ChunkSpan] = []
+    for position, run in enumerate(runs):
+        if isinstance(run, tuple):
+            table, header = run
+            parts = tables.split_rows(text, table.start, table.end, header, max_tokens, count)
+            chunks += [
+                ChunkSpan(p.text, p.char_start, p.char_end, section.path, p.token_count) for p in parts
+            ]
+            continue
         packed = _pack(
             text,
-            pieces,
-            starts_with_heading=section.starts_with_heading,
+            run,
+            starts_with_heading=section.starts_with_heading and position == 0,
             max_tokens=max_tokens,
             overlap_tokens=overlap_tokens,
             count=count,
         )
-        chunks.extend(ChunkSpan(text[s:e], s, e, section.path, tokens) for s, e, tokens in packed)
+        chunks += [ChunkSpan(text[s:e], s, e, section.path, tokens) for s, e, tokens in packed]
     return chunks
+
+
+def _without_bare_headings(sections: list[_Section]) -> list[_Section]:
+    """A section holding nothing but its heading gives its heading to the section after it."""
+    kept: list[_Section] = []
+    carried: list[tuple[int, int]] = []
+    for index, section in enumerate(sections):
+        bare = section.starts_with_heading and len(section.paragraphs) == 1
+        if bare and index + 1 < len(sections):
+            carried.extend(section.paragraphs)
+            continue
+        if carried:
+            section = _Section(section.path, section.starts_with_heading, [*carried, *section.paragraphs])
+            carried = []
+        kept.append(section)
+    return kept
+
+
+def _with_captions(text: str, paragraphs: list[_Span]) -> list[_Span]:
+    """A table's caption just before it becomes one paragraph with it."""
+    joined: list[_Span] = []
+    for paragraph in paragraphs:
+        previous = joined[-1] if joined else None
+        if (
+            previous is not None
+            and tables.is_caption(text, previous.start, previous.end)
+            and tables.header_end(text, paragraph.start, paragraph.end) is not None
+        ):
+            joined[-1] = _Span(previous.start, paragraph.end, previous.tokens + paragraph.tokens)
+        else:
+            joined.append(paragraph)
+    return joined
 
 
 def assign_pages(spans: list[ChunkSpan], page_starts: Sequence[int]) -> list[ChunkSpan]:

@@ -8,6 +8,7 @@ of them, plus side information: where each page starts and the images the file c
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -37,11 +38,43 @@ class ImageAsset:
 
 @dataclass(frozen=True)
 class Heading:
-    """A heading known apart from the text (a PDF's outline): where its section starts in `text`."""
+    """A heading known apart from the text (a PDF's): where its section starts in `text`, and where
+    its printed heading ends (`end` == `offset`, or -1, when the title is not printed there)."""
 
     offset: int
     level: int
     title: str
+    end: int = -1
+
+
+@dataclass(frozen=True)
+class TextBox:
+    """Where a stretch of the document's text (`start` to `end`, one line of a page) was printed.
+
+    The box is in PDF points with the origin at the page's bottom left; `edges`, when known, holds
+    len + 1 horizontal boundaries of its characters (for the box of part of the line); an OCR'd
+    line carries the recogniser's confidence.
+    """
+
+    start: int
+    end: int
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    edges: array[float] | None = field(default=None, compare=False, repr=False)
+    confidence: float | None = None
+
+    def span(self, start: int, end: int) -> tuple[float, float]:
+        """The x extent of the characters start..end (document offsets) within this box."""
+        if self.edges is None or len(self.edges) != self.end - self.start + 1:
+            return self.x0, self.x1
+        first = max(start, self.start) - self.start
+        last = max(first, min(end, self.end) - self.start)
+        # Characters are not always in x order within a line (a tag set at the margin mid-line).
+        stretch = self.edges[first : last + 1]
+        return float(min(stretch)), float(max(stretch))
 
 
 @dataclass(frozen=True)
@@ -55,6 +88,11 @@ class ParsedDocument:
     images: tuple[ImageAsset, ...] = ()
     # Sections of a paged document, in text order (Markdown-like text carries its own headings).
     headings: tuple[Heading, ...] = ()
+    # Where each line of a paged document was printed (PDF): pages, highlight boxes, OCR confidence.
+    boxes: tuple[TextBox, ...] = ()
+    # Pages read by OCR, and those of them where OCR found no text (1-based).
+    ocr_pages: tuple[int, ...] = ()
+    unreadable_pages: tuple[int, ...] = ()
 
 
 def title_from_filename(filename: str) -> str:

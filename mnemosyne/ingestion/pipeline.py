@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import transaction
 
 from mnemosyne.embedding import Embedder
-from mnemosyne.ingestion import writes
+from mnemosyne.ingestion import reading_notes, writes
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks
 from mnemosyne.library import services
@@ -56,6 +56,8 @@ class IngestResult:
     item_uid: str | None = None
     chunk_count: int = 0
     error: str = ""
+    # How an ingested document was read, when a user should know (OCR, pages without text).
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,10 @@ def content_hash(data: bytes) -> str:
 
 def ingest_config_signature(embedder: Embedder) -> str:
     """What, besides the bytes, decides an item's chunks; a change re-ingests it."""
-    return f"{embedder.model_id}|{settings.CHUNK_MAX_TOKENS}|{settings.CHUNK_OVERLAP_TOKENS}|v2"
+    return (
+        f"{embedder.model_id}|{settings.CHUNK_MAX_TOKENS}|{settings.CHUNK_OVERLAP_TOKENS}"
+        f"|{settings.CHUNK_SECTION_TOKENS}|{settings.OCR}|v3"
+    )
 
 
 def ingest_documents(
@@ -206,6 +211,7 @@ def _plan(document: DocumentInput, embedder: Embedder) -> _Planned:
             overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
             count_tokens=embedder.count_tokens,
             locate_tokens=embedder.token_starts,
+            section_tokens=settings.CHUNK_SECTION_TOKENS,
         )
     except Exception as exc:
         logger.exception("chunking %s failed", document.source)
@@ -287,7 +293,11 @@ def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> wri
         vectors=vectors,
         prefix=keys.version_prefix(claimed.item.uid, version),
         digest=document.digest,
-        metadata={**document.metadata, "ingest_config": signature},
+        metadata={
+            **document.metadata,
+            **reading_notes.as_metadata(document.parsed),
+            "ingest_config": signature,
+        },
     )
 
 
@@ -358,7 +368,8 @@ def _delete_old_objects(store: ChunkStore, old_prefixes: set[str], *, keep: str)
 
 def _written(claim: _Claimed, entry: writes.ItemChunks) -> IngestResult:
     outcome = Outcome.CREATED if claim.created else Outcome.UPDATED
-    return IngestResult(claim.document.source, outcome, claim.item.uid, len(entry.chunks))
+    notes = reading_notes.in_words(claim.document.parsed)
+    return IngestResult(claim.document.source, outcome, claim.item.uid, len(entry.chunks), notes=notes)
 
 
 def _fail(item: Item, source: str, exc: BaseException) -> IngestResult:

@@ -7,12 +7,14 @@ image, which is what makes it searchable; the image bytes go to the ChunkStore b
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from mnemosyne.ingestion.chunking import ChunkSpan, TokenLocator, assign_pages, chunk_text
 from mnemosyne.ingestion.documents import Heading, ImageAsset, ParsedDocument
+from mnemosyne.ingestion.locations import located
 from mnemosyne.library.sections import SECTION_SEPARATOR
 
 # Characters of surrounding text kept with an image's caption.
@@ -52,69 +54,71 @@ def plan_chunks(
     overlap_tokens: int,
     count_tokens: Callable[[str], int],
     locate_tokens: TokenLocator | None = None,
+    section_tokens: int = 0,
 ) -> list[PlannedChunk]:
-    """The document's chunks; `locate_tokens`, when given, lets the chunker tokenize each text once."""
+    """The document's chunks; `locate_tokens`, when given, lets the chunker tokenize each text once.
+
+    A section of at most `section_tokens` tokens is one chunk (0: sections are packed like the rest).
+    """
     spans: list[ChunkSpan] = []
-    if parsed.item_type != "image":  # a standalone image's text is only its caption
-        if parsed.page_starts:
-            spans = _chunk_by_page(
-                parsed,
-                max_tokens=max_tokens,
-                overlap_tokens=overlap_tokens,
-                count_tokens=count_tokens,
-                locate_tokens=locate_tokens,
-            )
-        else:
-            spans = chunk_text(
-                parsed.text,
-                max_tokens=max_tokens,
-                overlap_tokens=overlap_tokens,
-                count_tokens=count_tokens,
-                markdown=parsed.markdown,
-                locate_tokens=locate_tokens,
-            )
+    chunk = functools.partial(
+        chunk_text,
+        max_tokens=max_tokens,
+        overlap_tokens=overlap_tokens,
+        section_tokens=section_tokens,
+        count_tokens=count_tokens,
+        markdown=parsed.markdown,
+        locate_tokens=locate_tokens,
+    )
+    if parsed.item_type != "image" or parsed.boxes:  # a standalone image without OCR text: its caption
+        by_section = parsed.headings or parsed.boxes
+        spans = _chunk_by_section(parsed, chunk) if by_section else chunk(parsed.text)
+        if parsed.page_starts and not parsed.boxes:
+            spans = assign_pages(spans, parsed.page_starts)
     planned = [PlannedChunk(span=span, header=header_text(parsed.title, span.section_path)) for span in spans]
     planned.extend(_image_chunk(parsed, image, spans, count_tokens) for image in parsed.images)
     return planned
 
 
-def _chunk_by_page(
-    parsed: ParsedDocument,
-    *,
-    max_tokens: int,
-    overlap_tokens: int,
-    count_tokens: Callable[[str], int],
-    locate_tokens: TokenLocator | None,
-) -> list[ChunkSpan]:
-    """Chunks never cross a page boundary or a section start (the PDF's outline), so every chunk
-    cites exactly one page and one section."""
-    spans: list[ChunkSpan] = []
-    sections = section_starts(parsed.headings)
-    bounds = sorted(
-        {*parsed.page_starts, len(parsed.text)}
-        | {offset for offset, _ in sections if 0 < offset < len(parsed.text)}
-    )
+def _chunk_by_section(parsed: ParsedDocument, chunk: Callable[..., list[ChunkSpan]]) -> list[ChunkSpan]:
+    """Chunks that never cross a section start (the PDF's outline, or its headings), but do cross
+    pages: a paragraph running over a page break stays in one chunk, citing both pages. A section
+    holding only its heading joins the section after it."""
+    sections, end = _contentful(parsed.headings, section_starts(parsed.headings), parsed.text)
+    bounds_at = sorted({0, end} | {offset for offset, _ in sections if 0 < offset < end})
     offsets = [offset for offset, _ in sections]
-    for start, end in itertools.pairwise(bounds):
+    where = located(parsed.boxes)
+    spans: list[ChunkSpan] = []
+    for start, end in itertools.pairwise(bounds_at):
         at = bisect.bisect_right(offsets, start) - 1
         path = sections[at][1] if at >= 0 else ""
-        for span in chunk_text(
-            parsed.text[start:end],
-            max_tokens=max_tokens,
-            overlap_tokens=overlap_tokens,
-            count_tokens=count_tokens,
-            markdown=parsed.markdown,
-            locate_tokens=locate_tokens,
-        ):
-            spans.append(
-                replace(
-                    span,
-                    char_start=span.char_start + start,
-                    char_end=span.char_end + start,
-                    section_path=path or span.section_path,
-                )
+        for span in chunk(parsed.text[start:end], headed=bool(path)):
+            span = replace(
+                span,
+                char_start=span.char_start + start,
+                char_end=span.char_end + start,
+                section_path=path or span.section_path,
             )
-    return assign_pages(spans, parsed.page_starts)
+            spans.append(where(span) if parsed.boxes else span)
+    return spans
+
+
+def _contentful(
+    headings: Sequence[Heading], sections: list[tuple[int, str]], text: str
+) -> tuple[list[tuple[int, str]], int]:
+    """The sections, a section holding only its printed heading given over to the one after it,
+    and where the text worth chunking ends: headings with nothing after them at the very end (an
+    index whose entries were page-number lists) are left out."""
+    kept: list[tuple[int, str]] = []
+    carried: int | None = None
+    for index, (heading, (offset, path)) in enumerate(zip(headings, sections, strict=True)):
+        end = sections[index + 1][0] if index + 1 < len(sections) else len(text)
+        if heading.end > offset and not text[heading.end : end].strip():
+            carried = offset if carried is None else carried
+            continue
+        kept.append((offset if carried is None else carried, path))
+        carried = None
+    return kept, len(text) if carried is None else carried
 
 
 def section_starts(headings: Sequence[Heading]) -> list[tuple[int, str]]:

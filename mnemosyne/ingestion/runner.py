@@ -96,7 +96,8 @@ def ingest_paths(
         if result.outcome == Outcome.FAILED:
             report(f"failed {result.source}: {result.error}")
         elif result.outcome != Outcome.UNCHANGED:
-            report(f"{result.outcome.value} {result.source} ({result.chunk_count} chunks)")
+            notes = "".join(f"; {note}" for note in result.notes)
+            report(f"{result.outcome.value} {result.source} ({result.chunk_count} chunks{notes})")
         bar.update(1)
 
     known = unchanged_lookup(collection, embedder)

@@ -112,6 +112,13 @@ class Chunk(models.Model):
     embedding = VectorField(dimensions=INDEX_DIMENSIONS, null=True)
     section_path = models.CharField(max_length=1000, blank=True, default="")
     page = models.PositiveIntegerField(null=True, blank=True)
+    # The last page a chunk runs onto, when it runs over a page break (null: it is all on `page`).
+    page_end = models.PositiveIntegerField(null=True, blank=True)
+    # PDF: the boxes of its lines, [page, x0, y0, x1, y1] in points from the page's bottom left
+    # (an image file's OCR text: in the image's pixels).
+    locations = models.JSONField(default=list, blank=True)
+    # OCR'd text: the recogniser's mean confidence over its lines (0-1); null for a text layer.
+    ocr_confidence = models.FloatField(null=True, blank=True)
     char_start = models.PositiveIntegerField()
     char_end = models.PositiveIntegerField()
     token_count = models.PositiveIntegerField(default=0)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mnemosyne.embedding import Embedder
-from mnemosyne.ingestion.chunking import normalise_text
 from mnemosyne.ingestion.documents import ParsedDocument
+from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, content_hash, ingest_documents
 from mnemosyne.library.errors import InvalidArgument, LibraryError
 from mnemosyne.library.models import Collection, EmbeddingStatus, Item, Library, LibraryType

@@ -265,6 +265,8 @@ _HIT_FIELDS = (
     "text_preview",
     "section_path",
     "page",
+    "page_end",
+    "ocr_confidence",
     "char_start",
     "char_end",
     "token_count",

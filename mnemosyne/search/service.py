@@ -19,6 +19,7 @@ from django.db import close_old_connections
 
 from mnemosyne.embedding import INDEX_DIMENSIONS, Embedder, get_embedder
 from mnemosyne.graph import GraphError
+from mnemosyne.ingestion.normalising import normalise_query
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Chunk
@@ -48,7 +49,7 @@ MIN_CANDIDATES = 50
 
 def validate(request: SearchRequest) -> ResolvedSearch:
     """Check the request and resolve its filters to ids, once: every leg then uses those ids."""
-    query = request.query.strip()
+    query = normalise_query(request.query)
     if not query:
         raise InvalidArgument("query must not be empty")
     if len(query) > MAX_QUERY_CHARS:

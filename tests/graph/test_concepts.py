@@ -162,3 +162,10 @@ def test_extraction_handles_at_least_200_chunks_of_200_words_a_second() -> None:
         extract_concepts(chunk)
     elapsed = time.process_time() - started
     assert len(chunks) / elapsed >= 200, f"{len(chunks) / elapsed:.0f} chunks/s"
+
+
+def test_no_phrase_runs_across_a_heading_or_a_paragraph_break() -> None:
+    text = "# Scaling\n\n## Workers\nAdd uvicorn workers to serve clients\n\nSticky sessions are not needed"
+    keys = {concept.key for concept in extract_concepts(text)}
+    assert {"scaling", "worker", "add uvicorn worker", "serve client", "sticky session"} <= keys
+    assert not any("scaling worker" in key or "client sticky" in key for key in keys)

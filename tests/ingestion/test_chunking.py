@@ -13,8 +13,8 @@ from mnemosyne.ingestion.chunking import (
     ChunkSpan,
     chunk_text,
     iter_markdown_headings,
-    normalise_text,
 )
+from mnemosyne.ingestion.normalising import normalise_text
 
 
 def count_words(text: str) -> int:
@@ -35,7 +35,13 @@ def chunk(
 
 def assert_invariants(text: str, chunks: list[ChunkSpan], max_tokens: int, *, markdown: bool = True) -> None:
     covered = bytearray(len(text))
-    heading_starts = [h.line_start for h in iter_markdown_headings(text)] if markdown else []
+    headings = list(iter_markdown_headings(text)) if markdown else []
+    heading_starts = [h.line_start for h in headings]
+    on_heading_lines = bytearray(len(text))
+    for heading in headings:
+        on_heading_lines[heading.line_start : heading.line_end] = b"\x01" * (
+            heading.line_end - heading.line_start
+        )
     for previous, current in itertools.pairwise(chunks):
         assert previous.char_start <= current.char_start
         assert previous.char_end < current.char_end
@@ -44,7 +50,12 @@ def assert_invariants(text: str, chunks: list[ChunkSpan], max_tokens: int, *, ma
         assert c.text and c.text == c.text.strip()
         assert c.token_count == count_words(c.text)
         assert c.token_count <= max_tokens or len(c.text.split()) == 1
-        assert not any(c.char_start < h < c.char_end for h in heading_starts), "a chunk spans two sections"
+        # A chunk holds one section, after any bare headings (sections of nothing but a heading).
+        inner = [h for h in heading_starts if c.char_start < h < c.char_end]
+        if inner:
+            assert all(text[i].isspace() or on_heading_lines[i] for i in range(c.char_start, inner[-1])), (
+                "a chunk spans two sections"
+            )
         covered[c.char_start : c.char_end] = b"\x01" * (c.char_end - c.char_start)
     uncovered = [i for i, ch in enumerate(text) if not ch.isspace() and not covered[i]]
     assert not uncovered, f"text not in any chunk at {uncovered[:5]}"
@@ -107,9 +118,14 @@ def test_a_heading_is_glued_to_the_first_sentences_of_a_paragraph_too_big_to_joi
     assert_invariants(text, chunks, 12)
 
 
-def test_a_heading_with_no_body_is_still_a_chunk() -> None:
+def test_headings_with_no_body_join_the_content_that_follows_them() -> None:
     chunks = chunk("# Only\n\n## Empty\n\n# Next\n\nbody")
-    assert [c.text for c in chunks] == ["# Only", "## Empty", "# Next\n\nbody"]
+    assert [(c.section_path, c.text) for c in chunks] == [("Next", "# Only\n\n## Empty\n\n# Next\n\nbody")]
+
+
+def test_a_last_heading_with_no_body_is_still_a_chunk() -> None:
+    chunks = chunk("# First\n\nbody\n\n# Last")
+    assert [c.text for c in chunks] == ["# First\n\nbody", "# Last"]
 
 
 def test_code_fences_are_not_treated_as_headings() -> None:

@@ -11,7 +11,7 @@ import docx
 import pytest
 from docx.shared import Inches
 from PIL import Image
-from pypdf import PageObject, PdfReader, PdfWriter
+from pypdf import PdfReader, PdfWriter
 
 from mnemosyne.ingestion.chunking import SECTION_SEPARATOR, ChunkSpan, assign_pages
 from mnemosyne.ingestion.documents import UnreadableFile
@@ -69,7 +69,7 @@ def test_pdf_images_are_extracted_with_mime_type_page_and_caption() -> None:
     png, jpeg = parsed.images
     assert (png.mime_type, png.page, png.caption) == ("image/png", 2, "Figure 1: A barrage at low tide")
     assert parsed.text[png.char_offset :].startswith("Figure 1:")
-    assert Image.open(io.BytesIO(png.data)).size == (4, 3)
+    assert Image.open(io.BytesIO(png.data)).size == (40, 30)
     # Without a figure line, the opening of the page describes the image.
     assert (jpeg.mime_type, jpeg.page, jpeg.char_offset) == ("image/jpeg", 3, parsed.page_starts[2])
     assert jpeg.caption == "Turbines turn in the stream. They resemble wind turbines."
@@ -79,8 +79,9 @@ def test_a_pdf_image_declaring_too_many_pixels_is_skipped_before_decoding(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     bomb = ("FlateDecode", zlib.compress(b"\x00" * 30), 10_000, 10_000)
-    parsed = parse_bytes(pdf_bytes([["Text survives."]], images={0: bomb}), filename="bomb.pdf")
-    assert (parsed.text, parsed.images) == ("Text survives.", ())
+    page = ["The text survives its picture."]  # enough text that the page is not taken for a scan
+    parsed = parse_bytes(pdf_bytes([page], images={0: bomb}), filename="bomb.pdf")
+    assert (parsed.text, parsed.images, parsed.ocr_pages) == (page[0], (), ())
     assert "image too large (10000x10000 pixels" in caplog.text
 
 
@@ -94,7 +95,7 @@ def test_a_pdf_encrypted_with_an_empty_password_opens() -> None:
     assert parsed.text.startswith("Tides rise twice a day.")
 
 
-def test_a_truncated_pdf_is_unreadable_with_pypdfs_reason() -> None:
+def test_a_truncated_pdf_is_unreadable_with_the_pdf_librarys_reason() -> None:
     with pytest.raises(UnreadableFile, match=r"not a readable PDF: .+"):
         parse_bytes(report_pdf()[:300], filename="cut.pdf")
 
@@ -112,10 +113,10 @@ def test_only_the_first_max_pdf_pages_are_read(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_an_error_inside_the_pdf_library_becomes_unreadable_file(monkeypatch: pytest.MonkeyPatch) -> None:
-    def explode(self: PageObject, *args: object, **kwargs: object) -> str:
+    def explode(*args: object, **kwargs: object) -> object:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(PageObject, "extract_text", explode)
+    monkeypatch.setattr(pdf, "page_text", explode)
     with pytest.raises(UnreadableFile, match="cannot parse pdf file: maximum recursion depth exceeded"):
         parse_bytes(report_pdf(), filename="report.pdf")
 
@@ -306,6 +307,12 @@ def test_a_pdf_outline_gives_headings_where_their_titles_are_printed() -> None:
     assert parsed.page_starts[1] < barrages.offset < parsed.page_starts[2]
     # A title not printed on its page starts its section at the top of that page.
     assert power.offset == parsed.page_starts[2]
+
+
+def test_an_outline_entry_pointing_at_a_missing_page_is_passed_over() -> None:
+    parsed = parse_bytes(outlined_pdf(stray_entry=True), filename="outlined.pdf")
+    assert [h.title for h in parsed.headings] == ["1 Tides", "1.1 Barrages", "2 Power generation"]
+    assert "Turbines turn in the stream." in parsed.text
 
 
 def test_a_pdf_without_an_outline_has_no_headings() -> None:

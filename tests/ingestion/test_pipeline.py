@@ -14,8 +14,8 @@ from pytest_django.fixtures import Settings
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph import concepts
 from mnemosyne.ingestion import runner, writes
-from mnemosyne.ingestion.chunking import normalise_text
 from mnemosyne.ingestion.documents import ParsedDocument
+from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
@@ -197,6 +197,7 @@ def test_a_new_chunking_configuration_keeps_the_current_objects_until_the_swap(
     docs = tmp_path / "config"
     docs.mkdir()
     (docs / "long.md").write_text("# Long\n\n" + " ".join(f"Sentence {n} is about tides." for n in range(60)))
+    settings.CHUNK_SECTION_TOKENS = 0  # the section is cut at CHUNK_MAX_TOKENS, which changes below
     collection = ensure_collection(library=ensure_library(name="Config"), name="all")
     ingest_paths([docs], collection=collection, report=lambda line: None, embedder=embedder)
     before = list(Chunk.objects.filter(item__source="config/long.md").values_list("storage_key", flat=True))

@@ -1,4 +1,5 @@
-"""Planning a paged document's chunks: never across a page or a section start, with page and section."""
+"""Planning a paged document's chunks: never across a section start, across pages when a section
+runs on, citing the pages (first and last) and the section."""
 
 from __future__ import annotations
 
@@ -16,20 +17,27 @@ def words(text: str) -> int:
     return len(text.split())
 
 
-def test_outlined_pdf_chunks_cite_page_and_section() -> None:
+def test_outlined_pdf_chunks_cite_pages_and_section() -> None:
     parsed = parse_bytes(outlined_pdf(), filename="outlined.pdf")
     planned = plan_chunks(parsed, max_tokens=200, overlap_tokens=0, count_tokens=words)
-    cited = [(chunk.span.page, chunk.span.section_path, chunk.span.text.split("\n")[0]) for chunk in planned]
+    cited = [
+        (chunk.span.page, chunk.span.page_end, chunk.span.section_path, chunk.span.text.split("\n")[0])
+        for chunk in planned
+    ]
+    # "1 Tides" runs from page 1 onto page 2, where "1.1 Barrages" starts.
     assert cited == [
-        (1, "1 Tides", "1 Tides"),
-        (2, "1 Tides", "Barrages hold back water."),
-        (2, "1 Tides › 1.1 Barrages", "1.1 Barrages"),
-        (3, "2 Power generation", "Turbines turn in the stream."),
+        (1, 2, "1 Tides", "1 Tides"),
+        (2, None, "1 Tides › 1.1 Barrages", "1.1 Barrages"),
+        (3, None, "2 Power generation", "Turbines turn in the stream. They resemble wind turbines."),
     ]
     for chunk in planned:
         assert parsed.text[chunk.span.char_start : chunk.span.char_end] == chunk.span.text
     # The section is part of what is embedded and indexed.
-    assert planned[2].header == "Outlined Report › 1 Tides › 1.1 Barrages"
+    assert planned[1].header == "Outlined Report › 1 Tides › 1.1 Barrages"
+    # Every chunk carries the boxes of its lines, on its pages.
+    for chunk in planned:
+        pages = {location[0] for location in chunk.span.locations}
+        assert pages == set(range(chunk.span.page or 0, (chunk.span.page_end or chunk.span.page or 0) + 1))
 
 
 def test_section_paths_nest_by_level_and_close_at_the_same_level() -> None:

@@ -210,3 +210,21 @@ def test_the_graph_leg_joins_the_fusion_when_weighted(corpus, embedder: Embedder
     response = search(SearchRequest(query="sticky sessions"), embedder=embedder)
     assert response.legs_run == ["vector", "fulltext", "graph"]
     assert any("graph" in hit.legs for hit in response.hits)
+
+
+@pytest.mark.parametrize(
+    ("written", "plain"),
+    [
+        ("ｒｅｓｔｏｒｅ ｄｒｉｌｌ", "restore drill"),  # full-width forms
+        ("ﬁrst", "first"),  # a ligature, as copied out of a PDF
+        ("re\u00adstore", "restore"),  # a soft hyphen
+    ],
+)
+def test_a_query_is_normalised_as_the_documents_were(
+    corpus, embedder: Embedder, written: str, plain: str
+) -> None:
+    def found(query: str) -> list[str]:
+        request = SearchRequest(query=query, search_types=["fulltext"])
+        return [hit.chunk.uid for hit in search(request, embedder=embedder).hits]
+
+    assert found(plain) and found(written) == found(plain)

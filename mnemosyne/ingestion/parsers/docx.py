@@ -15,8 +15,8 @@ from docx.opc.exceptions import PackageNotFoundError
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from mnemosyne.ingestion.chunking import normalise_text
 from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, UnreadableFile, title_from_filename
+from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.parsers.image_data import embedded_image, image_marker
 
 # A DOCX is a ZIP archive; refuse one that would inflate past this before python-docx unpacks it.

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import trafilatura
 from bs4 import BeautifulSoup, Tag
 
-from mnemosyne.ingestion.chunking import normalise_text
 from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, UnreadableFile, title_from_filename
+from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.parsers.image_data import (
     MAX_IMAGE_BYTES,
     clean_caption,

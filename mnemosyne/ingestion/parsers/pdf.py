@@ -1,193 +1,180 @@
-"""PDF files through pypdf: text page by page, where each page starts, the outline and the embedded images.
+"""PDF files through PDFium (pypdfium2): the text layer read with its layout, OCR where there is none.
 
-A PDF's text carries no reliable heading markup, so it is plain (not Markdown). Its outline (the
-bookmarks most producers write) names the sections: each entry becomes a Heading at the place its
-title appears on its destination page (or at that page's start), so chunks get a section path.
-A PDF without an outline gives chunks no section path.
+Each page's text layer becomes positioned lines (pdf_text.py); a page without one, or with a garbage
+one, is rendered and read by OCR (OCR setting: auto, off, force; ocr.py). Then layout analysis
+(mnemosyne.ingestion.layout): running headers, footers and page numbers dropped, columns read in
+order, headings from the outline (bookmarks) or else from the fonts, paragraphs, lists and code
+rebuilt, ruled tables as Markdown (pdf_tables.py), blocks that run on over a page break joined. The
+document's text is that, blocks separated by blank lines; every line's box is kept, so a chunk cites
+its pages and the boxes to highlight. Why PDFium: docs/benchmarks.md, "PDF extraction".
 """
 
 from __future__ import annotations
 
-import io
 import logging
-import re
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Iterator
 
-from pypdf import PageObject, PasswordType, PdfReader
-from pypdf.errors import DependencyError, PdfReadError
-from pypdf.generic import Destination, DictionaryObject
+import pypdfium2 as pdfium
+from django.conf import settings
+from PIL import Image
 
-from mnemosyne.ingestion.chunking import normalise_text
-from mnemosyne.ingestion.documents import (
-    Heading,
-    ImageAsset,
-    ParsedDocument,
-    UnreadableFile,
-    title_from_filename,
-)
-from mnemosyne.ingestion.parsers.image_data import check_dimensions, embedded_image
+from mnemosyne.ingestion import ocr
+from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, UnreadableFile, title_from_filename
+from mnemosyne.ingestion.layout import lay_out
+from mnemosyne.ingestion.layout.assemble import Assembled
+from mnemosyne.ingestion.layout.blocks import Block
+from mnemosyne.ingestion.layout.headings import OutlineEntry
+from mnemosyne.ingestion.layout.lines import Line
+from mnemosyne.ingestion.parsers import pdf_images, pdf_tables
+from mnemosyne.ingestion.parsers.pdf_text import page_text
 
 logger = logging.getLogger(__name__)
 
 MAX_PDF_PAGES = 5000
-PAGE_SEPARATOR = "\n\n"
-# Without a figure caption, an image is described by the opening of its page.
-FALLBACK_CAPTION_CHARS = 200
-
-_FIGURE_LINE = re.compile(r"^(?:Figure|FIGURE|Fig\.)\s*\S.*$", re.MULTILINE)
+# A page whose text layer has fewer letters and digits than this is taken as having none.
+MIN_TEXT_CHARS = 16
+# A text layer with more than this share of characters PDFium cannot map to Unicode is garbage.
+MAX_UNMAPPED_SHARE = 0.3
+# PDFium is not thread-safe: one document is read at a time in a process.
+_PDFIUM = threading.Lock()
 
 
 def parse_pdf(data: bytes, *, filename: str) -> ParsedDocument:
-    reader = _open(data)
-    if len(reader.pages) > MAX_PDF_PAGES:
-        logger.warning("%s has %d pages; reading the first %d", filename, len(reader.pages), MAX_PDF_PAGES)
-    parts: list[str] = []
-    page_texts: list[str] = []
-    page_starts: list[int] = []
-    images: list[ImageAsset] = []
-    length = 0
-    for index in range(min(len(reader.pages), MAX_PDF_PAGES)):
-        page = reader.pages[index]
-        page_text = normalise_text(page.extract_text() or "")
-        if page_text and parts:
-            length += len(PAGE_SEPARATOR)
-        # An empty page starts where the next page's text will; a chunk is never placed on it.
-        page_starts.append(length)
-        page_texts.append(page_text)
-        images.extend(_page_images(page, number=index + 1, page_text=page_text, page_start=length))
-        if page_text:
-            parts.append(page_text)
-            length += len(page_text)
-    text = PAGE_SEPARATOR.join(parts)
-    if not text and not images:
+    with _PDFIUM:
+        document = _open(data)
+        tables = pdf_tables.TableFinder(data)
+        try:
+            return _parse(document, tables, filename)
+        finally:
+            tables.close()
+            document.close()
+
+
+def _open(data: bytes) -> pdfium.PdfDocument:
+    try:
+        return pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        reason = str(exc).lower()
+        if "password" in reason:
+            raise UnreadableFile("encrypted PDF (it needs a password to open)") from exc
+        raise UnreadableFile(f"not a readable PDF: {exc}") from exc
+
+
+def _parse(document: pdfium.PdfDocument, finder: pdf_tables.TableFinder, filename: str) -> ParsedDocument:
+    count = len(document)
+    if count > MAX_PDF_PAGES:
+        logger.warning("%s has %d pages; reading the first %d", filename, count, MAX_PDF_PAGES)
+        count = MAX_PDF_PAGES
+    pages: list[list[Line]] = []
+    heights: list[float] = []
+    ocr_pages: list[int] = []
+    unreadable: list[int] = []
+    tables: dict[int, list[Block]] = {}
+    images: list[pdf_images.PlacedImage] = []
+    for index in range(count):
+        page = document[index]
+        try:
+            height = page.get_height()
+            lines, was_ocr = _page_lines(page, index + 1)
+            if was_ocr:
+                ocr_pages.append(index + 1)
+                if not lines:
+                    unreadable.append(index + 1)
+            elif pdf_tables.worth_a_look(page):
+                tables[index + 1] = finder.find(index, height)
+            if not (was_ocr and lines):  # a scanned page's picture is its text, once OCR has read it
+                images.extend(pdf_images.placed(page, index + 1))
+        finally:
+            page.close()
+        pages.append(lines)
+        heights.append(height)
+    assembled = lay_out(pages, heights, outline=_outline(document, count), tables=tables)
+    if not assembled.text and not images:
+        if ocr_pages:
+            raise UnreadableFile(
+                f"no extractable text (scanned PDF?); OCR found none on its {len(ocr_pages)} page(s)"
+            )
+        if settings.OCR == "off":
+            raise UnreadableFile("no extractable text (scanned PDF?); OCR is off")
         raise UnreadableFile("no extractable text (scanned PDF?)")
     return ParsedDocument(
-        title=_metadata_title(reader) or title_from_filename(filename),
+        title=_metadata_title(document) or title_from_filename(filename),
         item_type="pdf",
-        text=text,
+        text=assembled.text,
         markdown=False,
-        page_starts=tuple(page_starts),
-        images=tuple(images),
-        headings=_outline_headings(reader, page_starts, page_texts),
+        page_starts=assembled.page_starts,
+        images=tuple(_captioned(images, assembled)),
+        headings=assembled.headings,
+        boxes=assembled.boxes,
+        ocr_pages=tuple(ocr_pages),
+        unreadable_pages=tuple(unreadable),
     )
 
 
-def _open(data: bytes) -> PdfReader:
+def _page_lines(page: pdfium.PdfPage, number: int) -> tuple[list[Line], bool]:
+    """The page's lines, from its text layer or by OCR, and whether OCR read them."""
+    mode = settings.OCR
+    found = page_text(page, number)
+    letters = sum(char.isalnum() for line in found.lines for char in line.text)
+    garbage = found.characters > 0 and found.unmapped > MAX_UNMAPPED_SHARE * found.characters
+    # A page with neither text nor pictures is blank, not scanned.
+    scanned = letters < MIN_TEXT_CHARS and pdf_images.has_images(page)
+    wanted = mode == "force" or (mode == "auto" and (scanned or garbage))
+    if not wanted:
+        return found.lines, False
+    dpi = settings.OCR_DPI
     try:
-        reader = PdfReader(io.BytesIO(data))
-    except PdfReadError as exc:
-        raise UnreadableFile(f"not a readable PDF: {exc}") from exc
-    if reader.is_encrypted:
-        # Many PDFs are encrypted only to set permissions and open with an empty password.
-        try:
-            opened = reader.decrypt("")
-        except (DependencyError, NotImplementedError, PdfReadError) as exc:
-            raise UnreadableFile(f"encrypted PDF that cannot be opened: {exc}") from exc
-        if opened == PasswordType.NOT_DECRYPTED:
-            raise UnreadableFile("encrypted PDF (it needs a password to open)")
-    return reader
+        lines = ocr.recognise(_rendered(page, dpi), page=number, scale=72 / dpi, height=page.get_height())
+    except ocr.OCRUnavailable as exc:
+        logger.warning("page %d needs OCR, which is unavailable: %s", number, exc)
+        return found.lines, False
+    return lines, True
 
 
-def _outline_headings(
-    reader: PdfReader, page_starts: list[int], page_texts: list[str]
-) -> tuple[Heading, ...]:
-    """The outline's entries as headings in text order; () when there is none or it cannot be read."""
+def _rendered(page: pdfium.PdfPage, dpi: int) -> Image.Image:
+    """The page as a picture at `dpi`. A scan of lower resolution is rendered at its own and then
+    enlarged with a Lanczos filter: PDFium's own enlargement blurs the gaps between words, and OCR
+    of a 150 dpi scan lost most of its spaces that way (docs/benchmarks.md, "OCR")."""
+    native = pdf_images.scan_dpi(page)
+    if native is None or native >= dpi * 0.95:
+        return page.render(scale=dpi / 72).to_pil().convert("RGB")
+    image = page.render(scale=native / 72).to_pil().convert("RGB")
+    size = (round(page.get_width() * dpi / 72), round(page.get_height() * dpi / 72))
+    return image.resize(size, Image.Resampling.LANCZOS)
+
+
+def _outline(document: pdfium.PdfDocument, count: int) -> list[OutlineEntry]:
+    """The outline's entries with a title and a page among the first `count`; [] when unreadable."""
+    entries = []
     try:
-        entries = list(_walk_outline(reader, reader.outline, level=1))
+        for bookmark in document.get_toc(max_depth=8):
+            title = " ".join((bookmark.get_title() or "").replace("\x00", "").split())
+            destination = bookmark.get_dest()
+            index = destination.get_index() if destination is not None else None
+            if not title or index is None or not 0 <= index < count:
+                continue  # an entry pointing at a page that is not there is passed over
+            mode, view = destination.get_view()
+            y = float(view[1]) if mode == 1 and len(view) > 1 and view[1] else None
+            entries.append(OutlineEntry(level=bookmark.level + 1, title=title, page=index + 1, y=y))
     except Exception:
         # A damaged outline costs the section paths, never the text.
         logger.warning("cannot read the PDF's outline", exc_info=True)
-        return ()
-    headings = []
-    for level, title, page in entries:
-        if not 0 <= page < len(page_starts):
-            continue
-        found = _find_title(page_texts[page], title)
-        headings.append(Heading(offset=page_starts[page] + max(found, 0), level=level, title=title))
-    # Stable: entries at one offset keep their outline order (a chapter before its first section).
-    return tuple(sorted(headings, key=lambda heading: heading.offset))
-
-
-def _walk_outline(
-    reader: PdfReader, outline: Sequence[object], *, level: int
-) -> Iterator[tuple[int, str, int]]:
-    """(level, title, 0-based page) for each outline entry, depth first; a nested list holds the
-    children of the entry before it."""
-    for entry in outline:
-        if isinstance(entry, list):
-            yield from _walk_outline(reader, entry, level=level + 1)
-        elif isinstance(entry, Destination):
-            title = " ".join(str(entry.title or "").replace("\x00", "").split())
-            page = reader.get_destination_page_number(entry)
-            if title and page is not None:
-                yield level, title, page
-
-
-def _find_title(page_text: str, title: str) -> int:
-    """Where a heading's title starts on its page (whitespace and case aside), or -1."""
-    words = [re.escape(word) for word in title.split()]
-    if not words:
-        return -1
-    match = re.search(r"\s+".join(words), page_text, re.IGNORECASE)
-    return match.start() if match else -1
-
-
-def _metadata_title(reader: PdfReader) -> str:
-    title = reader.metadata.title if reader.metadata is not None else None
-    return " ".join(title.replace("\x00", "").split()) if isinstance(title, str) else ""
-
-
-def _page_images(page: PageObject, *, number: int, page_text: str, page_start: int) -> list[ImageAsset]:
-    caption, caption_offset = _caption(page_text)
-    assets: list[ImageAsset] = []
-    page_images = page.images
-    try:
-        # Iterating `page.images` decodes every image; its keys let us check the size first.
-        keys = page_images.keys()
-    except Exception:
-        logger.warning("cannot list the images on page %d", number, exc_info=True)
         return []
-    for key in keys:
-        try:
-            check_dimensions(*_declared_size(page, key))  # before pypdf decodes the pixels
-            data = page_images[key].data
-        except UnreadableFile as exc:
-            logger.warning("skipping image %s on page %d: %s", key, number, exc)
-            continue
-        except Exception:
-            # pypdf raises many kinds of error on a damaged or exotic image; the text still counts.
-            logger.warning(
-                "skipping image %s on page %d that pypdf cannot decode", key, number, exc_info=True
-            )
-            continue
-        asset = embedded_image(data, caption=caption, page=number, char_offset=page_start + caption_offset)
+    return entries
+
+
+def _captioned(images: list[pdf_images.PlacedImage], assembled: Assembled) -> Iterator[ImageAsset]:
+    for image in images:
+        page_start = assembled.page_starts[image.page - 1]
+        asset = pdf_images.asset(image, assembled.text, assembled.boxes, page_start)
         if asset is not None:
-            assets.append(asset)
-    return assets
+            yield asset
 
 
-def _caption(page_text: str) -> tuple[str, int]:
-    """The page's first figure caption line and its offset, else the opening of the page."""
-    match = _FIGURE_LINE.search(page_text)
-    if match is not None:
-        return match.group(0), match.start()
-    return page_text[:FALLBACK_CAPTION_CHARS], 0
-
-
-def _declared_size(page: PageObject, key: str | list[str]) -> tuple[int, int]:
-    """Width and height an image XObject declares, or (0, 0) when unknown (inline images)."""
-    node: object = page
-    for name in [key] if isinstance(key, str) else key:
-        resources = _lookup(node, "/Resources")
-        node = _lookup(_lookup(resources, "/XObject"), name)
-    width, height = _lookup(node, "/Width"), _lookup(node, "/Height")
-    if isinstance(width, int) and isinstance(height, int):
-        return width, height
-    return 0, 0
-
-
-def _lookup(node: object, name: str) -> object:
-    if not isinstance(node, DictionaryObject):
-        return None
-    value = node.get(name)
-    return value.get_object() if value is not None else None
+def _metadata_title(document: pdfium.PdfDocument) -> str:
+    try:
+        title = document.get_metadata_dict().get("Title", "")
+    except Exception:
+        return ""
+    return " ".join(str(title).replace("\x00", "").split())

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from mnemosyne.ingestion.chunking import iter_markdown_headings, normalise_text
+from mnemosyne.ingestion.chunking import iter_markdown_headings
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, title_from_filename
+from mnemosyne.ingestion.normalising import normalise_text
 
 # Front matter must open with a `key:` line, so a leading thematic break (`---`) keeps its text.
 _FRONT_MATTER = re.compile(r"---\n(?:([A-Za-z_][\w-]*:.*?)\n)??(?:---|\.\.\.)(?:\n|$)", re.DOTALL)
