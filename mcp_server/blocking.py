@@ -2,7 +2,9 @@
 
 Django closes stale or expired connections around each request (request_started/finished); our
 handlers run in worker threads outside any Django request, so every piece of blocking work a
-transport starts is bracketed here, once, the same way.
+transport starts is bracketed here, once, the same way. A database that cannot be reached comes
+out as Unavailable, a protocol error saying so (logged once per outage, mnemosyne.outages); the
+bracket's closing check drops the broken connection, so the next request reconnects.
 """
 
 from __future__ import annotations
@@ -11,10 +13,24 @@ from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
 import anyio.to_thread
-from django.db import close_old_connections
+from django.db import InterfaceError, OperationalError, close_old_connections
+from mcp.shared.exceptions import MCPError
+
+from mnemosyne import outages
+from mnemosyne.outages import Dependency
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+# JSON-RPC's range for server errors: a dependency is unavailable (over HTTP: 503, Retry-After).
+UNAVAILABLE = -32000
+
+
+class Unavailable(MCPError):
+    """A dependency (the database) cannot be reached; the message says which and to try again."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(UNAVAILABLE, message)
 
 
 def bracketed(work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -22,6 +38,8 @@ def bracketed(work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     close_old_connections()
     try:
         return work(*args, **kwargs)
+    except (OperationalError, InterfaceError) as exc:
+        raise Unavailable(outages.failed(Dependency.DATABASE, exc)) from None
     finally:
         close_old_connections()
 

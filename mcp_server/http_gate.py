@@ -1,7 +1,8 @@
 """The HTTP layer in front of the MCP transports: the body read once, parsed once, the caller asked once.
 
-For each POST to an MCP endpoint (single JSON-RPC message or batch), the gate reads the body
-(within the body limit applied outside it) and parses it, then:
+For each POST to an MCP endpoint, the gate reads the body (within the body limit applied outside
+it) and parses it, answering a body that is not one well-formed JSON-RPC message itself
+(envelope.py: HTTP 400 with -32700, -32600 or -32602), then:
 
 - when the request calls tools or reads library content (resources, prompts, completions), or
   lists tools with a bearer token, it identifies the caller once (access.identify) and admits the
@@ -20,7 +21,6 @@ MCP_REQUIRE_AUTH=false admits everyone as the local operator (or as the token it
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,13 +28,16 @@ from django.conf import settings
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_server import access, blocking, challenges
+from mcp_server import access, blocking, challenges, envelope
 from mcp_server.access import Admission, Refusal
 from mcp_server.principal import Principal
 from mcp_server.server import ADMISSION_STATE
 from mcp_server.tools import catalog
+from mnemosyne import outages
+from mnemosyne.outages import Dependency
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
 
@@ -49,27 +52,19 @@ class Asked:
     progress: bool = False
 
     @staticmethod
-    def of(body: bytes) -> Asked:
-        try:
-            payload: Any = json.loads(body)
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            return Asked()  # the transport answers malformed JSON with the spec's parse error
-        messages = payload if isinstance(payload, list) else [payload]
-        tools: list[str] = []
-        reads = lists_tools = progress = False
-        for message in messages:
-            if not isinstance(message, dict):
-                continue
-            method, params = message.get("method"), message.get("params")
-            params = params if isinstance(params, dict) else {}
-            if method == "tools/call":
-                name = params.get("name")
-                tools.append(name if isinstance(name, str) else "")
-            reads = reads or method in access.READING_METHODS
-            lists_tools = lists_tools or method == "tools/list"
-            meta = params.get("_meta")
-            progress = progress or (isinstance(meta, dict) and meta.get("progressToken") is not None)
-        return Asked(tuple(tools), reads, lists_tools, progress)
+    def of(message: dict[str, Any]) -> Asked:
+        method, params = message.get("method"), message.get("params") or {}
+        tools: tuple[str, ...] = ()
+        if method == "tools/call":
+            name = params.get("name")
+            tools = (name if isinstance(name, str) else "",)
+        meta = params.get("_meta")
+        return Asked(
+            tools=tools,
+            reads=method in access.READING_METHODS,
+            lists_tools=method == "tools/list",
+            progress=isinstance(meta, dict) and meta.get("progressToken") is not None,
+        )
 
 
 def bearer_token(headers: Headers) -> str | None:
@@ -85,7 +80,10 @@ def decide(credential: str | None, asked: Asked, transport: str) -> Admission | 
     needs_caller = bool(asked.tools) or asked.reads or (asked.lists_tools and credential is not None)
     if not needs_caller:
         return None
-    found = access.identify(credential) if credential or settings.MCP_REQUIRE_AUTH else None
+    found = None
+    if credential or settings.MCP_REQUIRE_AUTH:
+        found = access.identify(credential)
+        outages.succeeded(Dependency.DATABASE)  # identifying the caller read it
     if not settings.MCP_REQUIRE_AUTH:
         principal = found if isinstance(found, Principal) else access.local("anonymous")
         return Admission(principal, admitted=True, transport=transport)
@@ -109,8 +107,16 @@ class MCPGate:
             await self.app(scope, receive, send)
             return
         body = await read_body(receive)
-        asked = Asked.of(body)
-        decided = await blocking.run(decide, bearer_token(Headers(scope=scope)), asked, self.transport)
+        message = envelope.check(body)
+        if isinstance(message, envelope.Rejected):
+            await JSONResponse(message.payload(), status_code=400)(scope, receive, send)
+            return
+        asked = Asked.of(message)
+        try:
+            decided = await blocking.run(decide, bearer_token(Headers(scope=scope)), asked, self.transport)
+        except blocking.Unavailable as exc:
+            await unavailable(message, exc.error.message)(scope, receive, send)
+            return
         if isinstance(decided, Refusal):
             metadata_url = challenges.resource_metadata_url(scope)
             await challenges.refusal_response(decided, metadata_url=metadata_url)(scope, receive, send)
@@ -121,6 +127,16 @@ class MCPGate:
         if self.json_app is not None and _handshake_era(scope) and not asked.progress:
             app = self.json_app
         await app(scope, replay_body(body, receive), send)
+
+
+def unavailable(message: dict[str, Any], reason: str) -> JSONResponse:
+    """503 with Retry-After and a JSON-RPC error naming what is down."""
+    identifier = message.get("id")
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": identifier, "error": {"code": blocking.UNAVAILABLE, "message": reason}},
+        status_code=503,
+        headers={"Retry-After": str(outages.RETRY_AFTER_SECONDS)},
+    )
 
 
 def _handshake_era(scope: Scope) -> bool:

@@ -18,9 +18,11 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Resource
 
 from mcp_server import blocking
+from mnemosyne import outages
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Library
+from mnemosyne.outages import Dependency
 from mnemosyne.storage import StorageError
 
 T = TypeVar("T")
@@ -36,7 +38,7 @@ def _reading(read: Callable[[], T]) -> T:
     except NotFound as exc:
         raise ResourceNotFoundError(str(exc)) from None
     except StorageError:
-        raise ResourceError("the chunk store is unavailable right now; try again shortly") from None
+        raise ResourceError(outages.message(Dependency.CHUNK_STORE)) from None
 
 
 def _library(library: Library) -> dict[str, Any]:

@@ -65,33 +65,39 @@ def admission_of(ctx: ServerRequestContext[Any, Any]) -> Admission | None:
 
 def caller_middleware(source: CallerSource | None, transport: str) -> Any:
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        admission = admission_of(ctx)
-        if admission is None and source is not None and _needs_caller(ctx.method):
-            found = await blocking.run(source)
-            if isinstance(found, Refusal):
-                raise MCPError(INVALID_REQUEST, found.message)
-            admission = Admission(found, admitted=False, transport=transport)
-        reading = ctx.method in access.READING_METHODS
-        if reading and admission is not None and not admission.admitted:
-            refusal = await blocking.run(lambda: access.admit(admission.principal, reads=True))
-            if refusal is not None:
-                raise MCPError(INVALID_REQUEST, refusal.message)
-        if reading and admission is None and source is not None:
-            raise MCPError(INVALID_REQUEST, "this method needs a caller")
-        boundary = admission.principal.library_ids if admission is not None else None
-        with access.acting_as(admission), library_boundary(boundary):
-            result = await call_next(ctx)
-        if ctx.method == "tools/list" and admission is not None and isinstance(result, dict):
-            # Without a caller the whole surface is listed; with one, only what it may call.
-            principal = admission.principal
-            result["tools"] = [
-                tool
-                for tool in result.get("tools", [])
-                if access.authorize_tool(principal, tool["name"], catalog.spec_named(tool["name"])) is None
-            ]
-        return result
+        return await _with_caller(ctx, call_next, source, transport)
 
     return middleware
+
+
+async def _with_caller(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext, source: CallerSource | None, transport: str
+) -> HandlerResult:
+    admission = admission_of(ctx)
+    if admission is None and source is not None and _needs_caller(ctx.method):
+        found = await blocking.run(source)
+        if isinstance(found, Refusal):
+            raise MCPError(INVALID_REQUEST, found.message)
+        admission = Admission(found, admitted=False, transport=transport)
+    reading = ctx.method in access.READING_METHODS
+    if reading and admission is not None and not admission.admitted:
+        refusal = await blocking.run(lambda: access.admit(admission.principal, reads=True))
+        if refusal is not None:
+            raise MCPError(INVALID_REQUEST, refusal.message)
+    if reading and admission is None and source is not None:
+        raise MCPError(INVALID_REQUEST, "this method needs a caller")
+    boundary = admission.principal.library_ids if admission is not None else None
+    with access.acting_as(admission), library_boundary(boundary):
+        result = await call_next(ctx)
+    if ctx.method == "tools/list" and admission is not None and isinstance(result, dict):
+        # Without a caller the whole surface is listed; with one, only what it may call.
+        principal = admission.principal
+        result["tools"] = [
+            tool
+            for tool in result.get("tools", [])
+            if access.authorize_tool(principal, tool["name"], catalog.spec_named(tool["name"])) is None
+        ]
+    return result
 
 
 def _needs_caller(method: str) -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import DatabaseError
 from mcp.types import ImageContent
 from pydantic import ValidationError
 
@@ -27,9 +28,11 @@ from mcp_server.metrics import TOOL_DURATION, TOOL_INVOCATIONS
 from mcp_server.principal import Principal
 from mcp_server.tools import catalog
 from mcp_server.tools.spec import ArgumentError, ToolSpec
+from mnemosyne import outages
 from mnemosyne.graph import GraphError
 from mnemosyne.library.errors import LibraryError
 from mnemosyne.library.selectors import library_boundary
+from mnemosyne.outages import Dependency
 from mnemosyne.storage import StorageError
 
 logger = logging.getLogger(__name__)
@@ -101,6 +104,22 @@ def execute(call: ToolCall) -> ToolAnswer:
         elapsed = time.perf_counter() - started
         TOOL_INVOCATIONS.labels(tool=spec.name, status=outcome).inc()
         TOOL_DURATION.labels(tool=spec.name).observe(elapsed)
+        # One line per call: which tool, which kind of caller, how it went; never the arguments.
+        logger.info(
+            "tool %s: %s in %.1f ms (%s over %s)",
+            spec.name,
+            outcome,
+            elapsed * 1000,
+            call.principal.kind.value,
+            call.transport,
+            extra={
+                "tool": spec.name,
+                "outcome": outcome,
+                "ms": round(elapsed * 1000, 1),
+                "caller": call.principal.kind.value,
+                "transport": call.transport,
+            },
+        )
         if spec.writes:
             _audit(call, spec, outcome)
 
@@ -128,19 +147,27 @@ def _run(spec: ToolSpec, call: ToolCall, started: float) -> ToolAnswer:
                     caller, spec.name, signing, structured, nonce=nonce, timestamp=timestamp
                 ),
             }
-            return ToolAnswer(spec.render(result), structured, attachments, meta)
+            answer = ToolAnswer(spec.render(result), structured, attachments, meta)
+        outages.succeeded(Dependency.DATABASE)
+        return answer
     except cursors.InvalidCursor as exc:
         raise InvalidToolArguments(f"Invalid arguments for tool {spec.name}: cursor: {exc}") from None
     except ArgumentError as exc:
         raise InvalidToolArguments(f"Invalid arguments for tool {spec.name}: {exc}") from None
     except (LibraryError, call_checks.CallFailed) as exc:
         return _failed(spec, clip(str(exc), 1000), started)
-    except StorageError:
-        logger.exception("chunk store failure in tool %s", spec.name)
-        return _failed(spec, "the chunk store is unavailable right now; try again shortly", started)
+    except StorageError:  # logged once per outage by the store's watcher
+        return _failed(spec, outages.message(Dependency.CHUNK_STORE), started)
     except GraphError:
-        logger.exception("graph store failure in tool %s", spec.name)
-        return _failed(spec, "the concept graph is unavailable right now; try again shortly", started)
+        return _failed(spec, outages.message(Dependency.GRAPH), started)
+    except DatabaseError as exc:
+        if outages.is_database_outage(exc):
+            return _failed(spec, outages.failed(Dependency.DATABASE, exc), started)
+        logger.exception("database error in tool %s", spec.name)
+        return _failed(spec, "the database refused the request; the server log has the details", started)
+    except Exception:
+        logger.exception("tool %s failed", spec.name)
+        return _failed(spec, "internal error; the server log has the details", started)
 
 
 def validated(spec: ToolSpec, arguments: Mapping[str, Any]) -> Any:
@@ -185,5 +212,11 @@ def _audit(call: ToolCall, spec: ToolSpec, outcome: str) -> None:
             outcome=outcome,
             arguments=dict(call.arguments),
         )
+    except DatabaseError as exc:
+        if not outages.is_database_outage(exc):
+            logger.exception("could not record the audit row for %s", spec.name)
+            return
+        outages.failed(Dependency.DATABASE, exc)
+        logger.warning("no audit row for a %s call: %s", spec.name, outages.message(Dependency.DATABASE))
     except Exception:
         logger.exception("could not record the audit row for %s", spec.name)

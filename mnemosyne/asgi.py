@@ -41,6 +41,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp  # noqa: E4
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings  # noqa: E402
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse, Response  # noqa: E402
 from starlette.routing import Mount, Route  # noqa: E402
@@ -50,8 +51,14 @@ from mcp_server import blocking  # noqa: E402
 from mcp_server.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
 from mcp_server.http_gate import MCPGate  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
+from mnemosyne import outages  # noqa: E402
+from mnemosyne.allowed_hosts import AllowedHostsMiddleware  # noqa: E402
+from mnemosyne.database import release_embedded  # noqa: E402
 from mnemosyne.embedding import get_embedder  # noqa: E402
 from mnemosyne.graph import close_graph_store  # noqa: E402
+from mnemosyne.metrics import registry as metrics_registry  # noqa: E402
+from mnemosyne.outages import Dependency  # noqa: E402
+from mnemosyne.request_ids import RequestIdMiddleware  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -84,10 +91,21 @@ def _ping_database() -> None:
 async def health(request: Request) -> Response:
     try:
         await blocking.run(_ping_database)
+    except blocking.Unavailable:  # logged once per outage (mnemosyne.outages)
+        return _unhealthy()
     except Exception:
-        logger.exception("health check: database unreachable")
-        return JSONResponse({"status": "unavailable", "reason": "database unreachable"}, status_code=503)
+        logger.exception("health check: the database did not answer")
+        return _unhealthy()
+    outages.succeeded(Dependency.DATABASE)
     return JSONResponse({"status": "ok"})
+
+
+def _unhealthy() -> Response:
+    return JSONResponse(
+        {"status": "unavailable", "reason": "database unreachable"},
+        status_code=503,
+        headers={"Retry-After": str(outages.RETRY_AFTER_SECONDS)},
+    )
 
 
 async def resource_metadata(request: Request) -> Response:
@@ -95,7 +113,7 @@ async def resource_metadata(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(metrics_registry()), media_type=CONTENT_TYPE_LATEST)
 
 
 def build_app() -> Starlette:
@@ -133,6 +151,9 @@ def build_app() -> Starlette:
                 yield
         finally:
             await anyio.to_thread.run_sync(close_graph_store)
+            # uvicorn ends a process on SIGTERM by re-raising it, so exit handlers never run: the
+            # embedded PostgreSQL is let go of here (the last process to let go stops it).
+            await anyio.to_thread.run_sync(release_embedded)
 
     admin = cast(ASGIApp, ASGIStaticFilesHandler(django_app) if settings.DEBUG else django_app)
     return Starlette(
@@ -145,6 +166,8 @@ def build_app() -> Starlette:
             Route("/mcp/", endpoint=streamable),
             Mount("/", app=admin),
         ],
+        # Outermost first: every response carries its request id, even a refused Host's 400.
+        middleware=[Middleware(RequestIdMiddleware), Middleware(AllowedHostsMiddleware)],
         lifespan=lifespan,
     )
 

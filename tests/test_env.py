@@ -30,12 +30,23 @@ def unset(monkeypatch: pytest.MonkeyPatch) -> None:
         ("false", False),
         ("No", False),
         ("off", False),
-        ("", False),
     ],
 )
 def test_envbool_reads_the_usual_spellings(monkeypatch: pytest.MonkeyPatch, raw: str, expected: bool) -> None:
     monkeypatch.setenv(VAR, raw)
     assert envbool(VAR, not expected) is expected
+
+
+@pytest.mark.parametrize("raw", ["", "  "])
+@pytest.mark.parametrize("default", [True, False])
+def test_a_blank_value_reads_as_the_default_for_every_reader(
+    monkeypatch: pytest.MonkeyPatch, raw: str, default: bool
+) -> None:
+    # An empty MCP_REQUIRE_AUTH= once read as false and switched authentication off.
+    monkeypatch.setenv(VAR, raw)
+    assert envbool(VAR, default) is default
+    assert envchoice(VAR, "plain", ("plain", "json")) == "plain"
+    assert envlist(VAR, ["a"]) == ["a"]
 
 
 @pytest.mark.parametrize("default", [True, False])
@@ -114,7 +125,7 @@ def test_envchoice_falls_back_to_the_default_when_unset() -> None:
     assert envchoice(VAR, "filesystem", ("filesystem", "s3")) == "filesystem"
 
 
-@pytest.mark.parametrize("raw", ["ftp", "", "s3 filesystem"])
+@pytest.mark.parametrize("raw", ["ftp", "s3 filesystem"])
 def test_envchoice_rejects_an_unknown_choice_naming_the_variable_and_the_choices(
     monkeypatch: pytest.MonkeyPatch, raw: str
 ) -> None:
@@ -133,7 +144,7 @@ def test_envchoice_rejects_an_unknown_choice_naming_the_variable_and_the_choices
         ("a", ["a"]),
         ("a,b", ["a", "b"]),
         (" a , b ,, c ,", ["a", "b", "c"]),
-        ("", []),
+        ("", ["default"]),
         (" , ", []),
     ],
 )

@@ -39,6 +39,8 @@ SETTINGS_VARIABLES = (
     "CHUNK_OVERLAP_TOKENS",
     "INGEST_MAX_FILE_BYTES",
     "LOG_LEVEL",
+    "LOG_FORMAT",
+    "HTTPS_ONLY",
     "SEARCH_HNSW_EF_SEARCH",
     "DATABASE_URL",
     "DATABASE_CONN_MAX_AGE",
@@ -177,3 +179,61 @@ def test_jwt_settings_name_the_issuer_as_the_authorization_server_and_anonymous_
         "algorithms": ["RS256", "ES256"],
         "anonymous": False,
     }
+
+
+def test_a_blank_value_means_the_default_so_nothing_fails_open() -> None:
+    # `MCP_REQUIRE_AUTH=` (as left by a template .env) once read as false and switched auth off.
+    code = (
+        "import json, mnemosyne, mnemosyne.settings as s; "
+        "print(json.dumps({'auth': s.MCP_REQUIRE_AUTH, 'log': s.LOG_LEVEL, 'store': s.CHUNK_STORE, "
+        "'hosts': s.ALLOWED_HOSTS, 'algorithms': s.MCP_JWT_ALGORITHMS, 'port': s.PORT}))"
+    )
+    blanks: dict[str, str | None] = {
+        "MCP_REQUIRE_AUTH": "",
+        "LOG_LEVEL": "  ",
+        "CHUNK_STORE": "",
+        "ALLOWED_HOSTS": "",
+        "MCP_JWT_ALGORITHMS": "",
+        "PORT": " ",
+    }
+    result = import_settings(blanks, code=code)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == {
+        "auth": True,
+        "log": "INFO",
+        "store": "filesystem",
+        "hosts": ["127.0.0.1", "localhost", "[::1]"],
+        "algorithms": ["RS256", "ES256"],
+        "port": 8001,
+    }
+
+
+def test_jwt_algorithms_are_named_in_any_case() -> None:
+    code = "import json, mnemosyne, mnemosyne.settings as s; print(json.dumps(s.MCP_JWT_ALGORITHMS))"
+    result = import_settings({"MCP_JWT_ALGORITHMS": "rs256, eddsa,Es384"}, code=code)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == ["RS256", "EdDSA", "ES384"]
+    refused = import_settings({"MCP_JWT_ALGORITHMS": "hs256"})
+    assert refused.returncode != 0 and "MCP_JWT_ALGORITHMS" in refused.stderr
+
+
+def test_check_deploy_is_clean_under_the_documented_production_settings() -> None:
+    production: dict[str, str | None] = {
+        "DEBUG": "false",
+        "SECRET_KEY": "k" * 20 + "-a-long-and-random-production-secret-key-" + "z" * 20,
+        "HTTPS_ONLY": "true",
+        "ALLOWED_HOSTS": "mnemosyne.example.com",
+        "TRUST_X_FORWARDED_PROTO": "true",
+        "CSRF_TRUSTED_ORIGINS": "https://mnemosyne.example.com",
+    }
+    code = (
+        "import sys, mnemosyne, django; from django.core.management import call_command; "
+        "import os; os.environ['DJANGO_SETTINGS_MODULE'] = 'mnemosyne.settings'; django.setup(); "
+        "call_command('check', deploy=True, fail_level='WARNING')"
+    )
+    result = import_settings(production, code=code)
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout + result.stderr
+    # Without HTTPS_ONLY the same check names what is missing.
+    insecure = import_settings({**production, "HTTPS_ONLY": None}, code=code)
+    assert insecure.returncode != 0 and "SESSION_COOKIE_SECURE" in insecure.stderr

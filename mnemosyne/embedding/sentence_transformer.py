@@ -11,6 +11,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from django.core.exceptions import ImproperlyConfigured
 from mnemosyne.embedding import query_encoder
 from mnemosyne.embedding.base import INDEX_DIMENSIONS, ModelIntegrityError
 from mnemosyne.embedding.memory import release_free_memory
+from mnemosyne.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +123,7 @@ class SentenceTransformerEmbedder:
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
+        started = time.perf_counter()
         with self._lock:
             vectors = self._model.encode(
                 list(texts),
@@ -130,6 +133,8 @@ class SentenceTransformerEmbedder:
                 show_progress_bar=False,
             )
             release_free_memory()
+        EMBEDDING_SECONDS.labels("documents").observe(time.perf_counter() - started)
+        EMBEDDED_TEXTS.labels("documents").inc(len(texts))
         return [vector.tolist() for vector in vectors]
 
     def embed_query(self, text: str) -> list[float]:
@@ -143,10 +148,13 @@ class SentenceTransformerEmbedder:
             if recent is not None:
                 self._recent_queries.move_to_end(text)
                 return list(recent)
+        started = time.perf_counter()
         if self._query_encoder is None:
             vector = self.embed_batch([text])[0]
         else:
             vector = self._query_encoder.embed([text])[0].tolist()
+        EMBEDDING_SECONDS.labels("query").observe(time.perf_counter() - started)
+        EMBEDDED_TEXTS.labels("query").inc()
         if cached:
             with self._recent_lock:
                 self._recent_queries[text] = tuple(vector)

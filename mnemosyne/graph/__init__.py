@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import cast
 
 from django.conf import settings
 from django.db import transaction
 
+from mnemosyne import outages
 from mnemosyne.graph.base import (
     ChunkConcepts,
     ConceptCount,
@@ -47,7 +49,9 @@ def get_graph_store() -> GraphStore:
     backend = settings.GRAPH_BACKEND
     with _lock:
         if backend not in _stores:
-            _stores[backend] = _open(backend)
+            # Failures and recoveries are logged once per outage (mnemosyne.outages).
+            watched = outages.Watched(_open(backend), outages.Dependency.GRAPH, (GraphError,))
+            _stores[backend] = cast(GraphStore, watched)
         return _stores[backend]
 
 

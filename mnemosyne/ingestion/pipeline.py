@@ -19,25 +19,30 @@ from __future__ import annotations
 import enum
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
+from mnemosyne import outages
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import reading_notes, writes
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks
 from mnemosyne.library import services
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
+from mnemosyne.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
 from mnemosyne.storage import ChunkStore, keys
 
 logger = logging.getLogger(__name__)
 
 # Chunks embedded per call to the model when documents are batched together.
 EMBED_BATCH_CHUNKS = 128
+# A failure's message is cut to this many characters in the item's embedding_error.
+MAX_REASON_CHARS = 500
 # Documents per batch at most, however few chunks they have (bounds a batch's statements).
 BATCH_DOCUMENTS = 256
 
@@ -177,6 +182,9 @@ def ingest_document(
 
 
 def _report(result: IngestResult, on_progress: Callable[[IngestResult], None] | None) -> IngestResult:
+    INGESTED_ITEMS.labels(result.outcome.value).inc()
+    if result.outcome in (Outcome.CREATED, Outcome.UPDATED):
+        INGESTED_CHUNKS.inc(result.chunk_count)
     if on_progress is not None:
         on_progress(result)
     return result
@@ -225,22 +233,22 @@ def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str)
     """Find or create the group's items; unchanged ones are done, the rest are marked processing."""
     sources = [planned.document.source for planned in group]
     items = {item.source: item for item in Item.objects.filter(collection=collection, source__in=sources)}
-    existing = set(items)
     missing = [planned for planned in group if planned.document.source not in items]
+    created: set[str] = set()  # uids of the items this call inserted
     if missing:
-        # Another process may create the same items meanwhile: theirs are kept, and read back.
-        Item.objects.bulk_create(
-            [
-                Item(
-                    collection=collection,
-                    source=planned.document.source,
-                    title=planned.document.parsed.title[:500],
-                    item_type=planned.document.parsed.item_type,
-                )
-                for planned in missing
-            ],
-            ignore_conflicts=True,
-        )
+        # Another process may create the same items meanwhile: theirs are kept, and read back; an
+        # item is ours (created) only when the row read back carries the uid we gave it.
+        new_items = [
+            Item(
+                collection=collection,
+                source=planned.document.source,
+                title=planned.document.parsed.title[:500],
+                item_type=planned.document.parsed.item_type,
+            )
+            for planned in missing
+        ]
+        Item.objects.bulk_create(new_items, ignore_conflicts=True)
+        created = {item.uid for item in new_items}
         items.update(
             (item.source, item)
             for item in Item.objects.filter(
@@ -258,7 +266,7 @@ def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str)
             batch.results.append(_fail(item, document.source, planned.error))
         else:
             processing.append(item.pk)
-            batch.claimed.append(_Claimed(document, item, document.source not in existing, planned.chunks))
+            batch.claimed.append(_Claimed(document, item, item.uid in created, planned.chunks))
     services.mark_processing(item_ids=processing)
     return batch
 
@@ -373,6 +381,22 @@ def _written(claim: _Claimed, entry: writes.ItemChunks) -> IngestResult:
 
 
 def _fail(item: Item, source: str, exc: BaseException) -> IngestResult:
-    reason = f"{type(exc).__name__}: {exc}"
+    reason = failure_reason(exc)
     services.mark_failed(item_id=item.pk, reason=reason)
     return IngestResult(source, Outcome.FAILED, item.uid, error=reason)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why an item failed, as users see it (list_items, upsert_item, the admin): the error's type
+    and message, with server paths cut out and cut short; for a database error only what kind it
+    was (its text is PostgreSQL's, in the server log where the failure was logged)."""
+    if outages.is_database_outage(exc):
+        return outages.message(outages.Dependency.DATABASE)
+    if isinstance(exc, DatabaseError):
+        return f"{type(exc).__name__} (the database refused the write; the server log has the details)"
+    text = _SERVER_PATH.sub("…", str(exc))
+    return f"{type(exc).__name__}: {text[:MAX_REASON_CHARS]}" if text else type(exc).__name__
+
+
+# An absolute path of two or more parts ("/srv/data/chunks/x"): server detail, never shown.
+_SERVER_PATH = re.compile(r"(?<![\w.~/])/(?:[^\s'\"/:]+/)+[^\s'\":,]*")

@@ -11,6 +11,7 @@ chunks, and the next run (inline or in the background) ingests it again.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from mnemosyne.ingestion.runner import (
 )
 from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url
 from mnemosyne.library.models import Collection
+from mnemosyne.metrics import BACKGROUND_TASK_SECONDS, BACKGROUND_TASKS
 from mnemosyne.storage import ChunkStore, get_chunk_store
 
 
@@ -41,6 +43,18 @@ class IngestTaskFailed(Exception):
 @task
 def ingest_source(*, collection_id: int, location: str, source: str) -> dict[str, object]:
     """Ingest one file (absolute path) or URL as the item `source`; raise when it is not ingested."""
+    started = time.perf_counter()
+    outcome = "failed"
+    try:
+        result = _ingest_source(collection_id=collection_id, location=location, source=source)
+        outcome = "ok"
+        return result
+    finally:
+        BACKGROUND_TASKS.labels("ingest_source", outcome).inc()
+        BACKGROUND_TASK_SECONDS.labels("ingest_source").observe(time.perf_counter() - started)
+
+
+def _ingest_source(*, collection_id: int, location: str, source: str) -> dict[str, object]:
     collection = Collection.objects.get(pk=collection_id)
     embedder = get_embedder()
     document: DocumentInput | Skipped | IngestResult

@@ -16,6 +16,7 @@ from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.documents import DocumentRejected
 from mnemosyne.ingestion.parsing import parse_bytes
 from mnemosyne.ingestion.pipeline import Outcome, ingest_document
+from mnemosyne.library import services
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Collection, Item
 from mnemosyne.library.services import delete_item
@@ -84,19 +85,22 @@ def upsert_item(
         json.dumps([title, user_metadata], sort_keys=True, default=str).encode()
         + hashlib.sha256(content).digest()
     ).hexdigest()
-    existed = Item.objects.filter(collection=collection, source=source).exists()
-    result = ingest_document(
-        collection=collection,
-        source=source,
-        parsed=dataclasses.replace(parsed, title=title[:500]),
-        digest=digest,
-        embedder=embedder,
-        store=store,
-        metadata={"external_id": external_id, "mime_type": mime_type, "metadata": user_metadata},
-    )
-    if result.outcome == Outcome.FAILED:
-        if not existed and result.item_uid is not None:
-            delete_item(item_uid=result.item_uid, dry_run=False, store=store)
-        raise InvalidArgument(f"ingestion failed: {result.error}")
+    # Uploads of one item run one at a time: the same call made twice at once creates the item
+    # once, and the second finds it done (unchanged) instead of reporting it created too.
+    with services.item_lock(collection_id=collection.pk, source=source):
+        existed = Item.objects.filter(collection=collection, source=source).exists()
+        result = ingest_document(
+            collection=collection,
+            source=source,
+            parsed=dataclasses.replace(parsed, title=title[:500]),
+            digest=digest,
+            embedder=embedder,
+            store=store,
+            metadata={"external_id": external_id, "mime_type": mime_type, "metadata": user_metadata},
+        )
+        if result.outcome == Outcome.FAILED:
+            if not existed and result.item_uid is not None:
+                delete_item(item_uid=result.item_uid, dry_run=False, store=store)
+            raise InvalidArgument(f"ingestion failed: {result.error}")
     item = Item.objects.select_related("collection", "collection__library").get(uid=result.item_uid)
     return UpsertResult(item=item, outcome=result.outcome, chunk_count=result.chunk_count)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -110,6 +112,21 @@ def delete_item(*, item_uid: str, dry_run: bool = True, store: ChunkStore) -> De
 
 
 # Item status, written here only: pending → processing → complete, or failed with the reason.
+
+
+@contextlib.contextmanager
+def item_lock(*, collection_id: int, source: str) -> Iterator[None]:
+    """Hold a PostgreSQL advisory lock (session level) on one item's identity while inside; a
+    second holder waits. Released at the end, or by PostgreSQL if the connection is lost."""
+    digest = hashlib.blake2b(f"{collection_id}\x00{source}".encode(), digest_size=8).digest()
+    key = int.from_bytes(digest, "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [key])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
 
 
 def mark_processing(*, item_ids: Sequence[int]) -> None:

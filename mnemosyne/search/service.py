@@ -9,7 +9,8 @@ configured, and MMR applied when diversity is asked for.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -24,6 +25,7 @@ from mnemosyne.library import selectors
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Chunk
 from mnemosyne.library.services import validate_library_type
+from mnemosyne.metrics import LEG_FAILURES, LEG_SECONDS, SEARCH_SECONDS
 from mnemosyne.search import legs
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
 from mnemosyne.search.rerank import get_reranker
@@ -115,6 +117,11 @@ def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | Non
 
 
 def search(request: SearchRequest, *, embedder: Embedder | None = None) -> SearchResponse:
+    with SEARCH_SECONDS.time():
+        return _search(request, embedder)
+
+
+def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse:
     resolved = validate(request)
     query = resolved.query
     window = request.offset + request.limit
@@ -133,11 +140,11 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
         )
     # The first leg (the vector leg, embedding the query, when asked for) runs on this thread,
     # the others meanwhile in threads of their own, each on its own database connection.
-    pending = {leg: _LEG_POOL.submit(_in_thread, legs.LEGS[leg], leg_query) for leg in wanted[1:]}
+    pending = {leg: _LEG_POOL.submit(_in_thread, leg, leg_query) for leg in wanted[1:]}
     found_by_leg: dict[str, legs.LegResult] = {}
     for leg in wanted:
         try:
-            found_by_leg[leg] = pending[leg].result() if leg in pending else legs.LEGS[leg](leg_query)
+            found_by_leg[leg] = pending[leg].result() if leg in pending else _timed(leg, leg_query)
         except GraphError as exc:
             # The graph is an optional signal: report it and go on with the other legs.
             logger.warning("graph leg failed: %s", exc)
@@ -197,14 +204,25 @@ def _vectors(chunks: Sequence[Chunk]) -> np.ndarray:
 _LEG_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-leg")
 
 
-def _in_thread(leg: Callable[[legs.LegQuery], legs.LegResult], query: legs.LegQuery) -> legs.LegResult:
+def _in_thread(leg: str, query: legs.LegQuery) -> legs.LegResult:
     # Pool threads keep their own database connection: bracketed as Django brackets a request,
     # so a stale one is replaced first and one past DATABASE_CONN_MAX_AGE closed after.
     close_old_connections()
     try:
-        return leg(query)
+        return _timed(leg, query)
     finally:
         close_old_connections()
+
+
+def _timed(leg: str, query: legs.LegQuery) -> legs.LegResult:
+    started = time.perf_counter()
+    try:
+        found = legs.LEGS[leg](query)
+    except Exception:
+        LEG_FAILURES.labels(leg).inc()
+        raise
+    LEG_SECONDS.labels(leg).observe(time.perf_counter() - started)
+    return found
 
 
 def describe_fusion(alpha: float | None) -> str:

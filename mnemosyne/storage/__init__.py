@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.conf import settings
 
+from mnemosyne import outages
 from mnemosyne.storage.base import ChunkNotFound, ChunkStore, InvalidKey, StorageError
 from mnemosyne.storage.filesystem import FilesystemChunkStore
 from mnemosyne.storage.s3 import S3ChunkStore
@@ -27,18 +30,25 @@ def get_chunk_store() -> ChunkStore:
             settings.S3_MAX_ATTEMPTS,
         )
         if key not in _stores:
-            _stores[key] = S3ChunkStore(
-                bucket=settings.S3_BUCKET,
-                prefix=settings.S3_PREFIX,
-                endpoint_url=settings.S3_ENDPOINT_URL,
-                region=settings.S3_REGION,
-                connect_timeout=settings.S3_CONNECT_TIMEOUT,
-                read_timeout=settings.S3_READ_TIMEOUT,
-                max_attempts=settings.S3_MAX_ATTEMPTS,
+            _stores[key] = _watched(
+                S3ChunkStore(
+                    bucket=settings.S3_BUCKET,
+                    prefix=settings.S3_PREFIX,
+                    endpoint_url=settings.S3_ENDPOINT_URL,
+                    region=settings.S3_REGION,
+                    connect_timeout=settings.S3_CONNECT_TIMEOUT,
+                    read_timeout=settings.S3_READ_TIMEOUT,
+                    max_attempts=settings.S3_MAX_ATTEMPTS,
+                )
             )
         return _stores[key]
     root = settings.MNEMOSYNE_DATA_DIR / "chunks"
     key = ("filesystem", str(root))
     if key not in _stores:
-        _stores[key] = FilesystemChunkStore(root)
+        _stores[key] = _watched(FilesystemChunkStore(root))
     return _stores[key]
+
+
+def _watched(store: ChunkStore) -> ChunkStore:
+    """The store, its failures and recoveries reported once per outage (mnemosyne.outages)."""
+    return cast(ChunkStore, outages.Watched(store, outages.Dependency.CHUNK_STORE, (StorageError,)))

@@ -16,7 +16,7 @@ from tests.test_settings import import_settings
 
 def test_the_default_graph_store_is_postgres_and_shared() -> None:
     close_graph_store()
-    assert isinstance(get_graph_store(), PostgresGraphStore)
+    assert isinstance(get_graph_store().inner, PostgresGraphStore)  # type: ignore[attr-defined]
     assert get_graph_store() is get_graph_store()
     close_graph_store()
 

@@ -30,6 +30,7 @@ BACKENDS = [
 def wipe_neo4j(store: GraphStore) -> None:
     from mnemosyne.graph.neo4j import Neo4jGraphStore
 
+    store = getattr(store, "inner", store)  # get_graph_store's watcher around it
     assert isinstance(store, Neo4jGraphStore)
     store.ensure_schema()
     with store._driver.session(database=store._config.database) as session:

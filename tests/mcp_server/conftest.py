@@ -33,7 +33,13 @@ def open_server_url(django_db_setup, django_db_blocker, shared_data_dir: Path) -
 @pytest.fixture(scope="session")
 def configured_server_url(django_db_setup, django_db_blocker, shared_data_dir: Path) -> Iterator[str]:
     """Two uvicorn workers on one port, as in production, with the settings of settings_configured."""
-    env = {"DJANGO_SETTINGS_MODULE": "tests.mcp_server.settings_configured"}
+    # Counters added up over both workers, as `serve --workers 2` sets up (mnemosyne.metrics).
+    shared_metrics = shared_data_dir / "prometheus-configured"
+    shared_metrics.mkdir(exist_ok=True)
+    env = {
+        "DJANGO_SETTINGS_MODULE": "tests.mcp_server.settings_configured",
+        "PROMETHEUS_MULTIPROC_DIR": str(shared_metrics),
+    }
     with (
         django_db_blocker.unblock(),
         uvicorn_server(shared_data_dir, env=env, workers=2, log_name="configured") as url,

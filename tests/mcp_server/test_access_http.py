@@ -163,3 +163,20 @@ def test_the_rate_limit_holds_across_two_workers(configured_server_url: str) -> 
     limited = next(r for r in responses if r.status_code == 429)
     assert 1 <= int(limited.headers["retry-after"]) <= 60
     assert limited.json()["error"] == "rate_limited"
+
+
+def test_two_workers_report_one_consistent_set_of_counters(configured_server_url: str) -> None:
+    # Once: each scrape saw one worker's counters, which Prometheus reads as counter resets.
+    _, raw = create_token(user=User.objects.create(username="counted"), name="c")
+
+    def invocations() -> list[float]:
+        scrapes = [httpx.get(f"{configured_server_url}/metrics").text for _ in range(6)]
+        return [
+            metric(text, "mcp_tool_invocations_total", tool="list_libraries", status="ok") for text in scrapes
+        ]
+
+    before = invocations()
+    _burst(configured_server_url, raw, 12)
+    after = invocations()
+    assert len(set(before)) == 1 and len(set(after)) == 1, (before, after)
+    assert after[0] - before[0] == 12

@@ -224,6 +224,8 @@ def test_metrics_move_after_calls(
         live_server_url, rpc("tools/call", {"name": "get_chunk", "arguments": {"chunk_uid": "chk_x"}}), token
     )
     post(live_server_url, rpc("tools/call", {"name": "list_libraries", "arguments": {}}))
+    query = {"query": "metrics move after a search of its own", "search_types": ["vector", "fulltext"]}
+    post(live_server_url, rpc("tools/call", {"name": "search", "arguments": query}), token)
     after = httpx.get(f"{live_server_url}/metrics").text
 
     def delta(name: str, **labels: str) -> float:
@@ -233,6 +235,10 @@ def test_metrics_move_after_calls(
     assert delta("mcp_tool_invocations_total", tool="get_chunk", status="error") == 1
     assert delta("mcp_tool_duration_seconds_count", tool="list_libraries") == 1
     assert delta("mcp_auth_failures_total", reason="missing") == 1
+    assert delta("mnemosyne_search_seconds_count") == 1
+    assert delta("mnemosyne_search_leg_seconds_count", leg="vector") == 1
+    assert delta("mnemosyne_search_leg_seconds_count", leg="fulltext") == 1
+    assert delta("mnemosyne_embedded_texts_total", kind="query") == 1
 
 
 def test_search_pages_with_a_signed_cursor(

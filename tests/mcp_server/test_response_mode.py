@@ -19,20 +19,18 @@ def events(text: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("body", "expected"),
+    ("message", "expected"),
     [
-        (b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}', False),
-        (json.dumps(rpc("tools/call", {**MISSING_CHUNK, "_meta": {"progressToken": "p1"}})).encode(), True),
-        (json.dumps(rpc("tools/call", {**MISSING_CHUNK, "_meta": {"progressToken": 0}})).encode(), True),
-        (json.dumps(rpc("tools/call", {**MISSING_CHUNK, "_meta": {"progressToken": None}})).encode(), False),
-        (json.dumps(rpc("tools/call", {**MISSING_CHUNK, "_meta": "p1"})).encode(), False),
-        (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', False),
-        (b"{not json", False),
-        (b"", False),
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping"}, False),
+        (rpc("tools/call", {**MISSING_CHUNK, "_meta": {"progressToken": "p1"}}), True),
+        (rpc("tools/call", {**MISSING_CHUNK, "_meta": {"progressToken": 0}}), True),
+        (rpc("tools/call", {**MISSING_CHUNK, "_meta": {"progressToken": None}}), False),
+        (rpc("tools/call", {**MISSING_CHUNK, "_meta": "p1"}), False),
     ],
 )
-def test_only_a_request_with_a_progress_token_wants_progress(body: bytes, expected: bool) -> None:
-    assert Asked.of(body).progress is expected
+def test_only_a_request_with_a_progress_token_wants_progress(message: dict[str, Any], expected: bool) -> None:
+    # Bodies that are not one JSON-RPC message never get this far (envelope.py; test_hostile_input).
+    assert Asked.of(message).progress is expected
 
 
 @pytest.mark.django_db(transaction=True)

@@ -30,7 +30,8 @@ def test_a_foreign_origin_or_host_is_refused(live_server_url: str) -> None:
     foreign = post(live_server_url, initialize(), headers={"Origin": "http://evil.example.com"})
     assert foreign.status_code == 403 and "Origin" in foreign.text
     rebound = post(live_server_url, initialize(), headers={"Host": "evil.example.com"})
-    assert rebound.status_code == 421
+    # Refused before anything answers (the SDK's own check answered 421 further in).
+    assert rebound.status_code == 400 and "Host" in rebound.text
     local = post(live_server_url, initialize(), headers={"Origin": f"http://localhost:{port}"})
     assert local.status_code == 200
 

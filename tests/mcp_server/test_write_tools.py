@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -284,3 +286,46 @@ def test_search_refuses_coerced_values_naming_the_argument(
     (refused,) = call_all(live_server_url, token, [("search", arguments)])
     assert isinstance(refused, MCPError) and refused.error.code == -32602
     assert f"{named}:" in refused.error.message
+
+
+def test_identical_upserts_at_once_create_one_item_and_say_so_once(
+    live_server_url: str, corpus: tuple[Library, Collection], token: str
+) -> None:
+    # Once: all of them reported "created" for the one item.
+    _, collection = corpus
+    arguments = {"collection_uid": collection.uid, "title": "Races", "text": NOTE, "external_id": "races"}
+    body = rpc("tools/call", {"name": "upsert_item", "arguments": arguments})
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        responses = list(pool.map(lambda _: post(live_server_url, body, token), range(6)))
+    statuses = sorted(
+        sse_payload(response)["result"]["structuredContent"]["status"] for response in responses
+    )
+    assert statuses == ["created"] + ["unchanged"] * 5
+    assert Item.objects.filter(collection=collection, source="external:races").count() == 1
+
+
+def test_a_failing_chunk_store_is_reported_without_server_paths(
+    live_server_url: str, corpus: tuple[Library, Collection], token: str, shared_data_dir: Path
+) -> None:
+    _, collection = corpus
+    # A file where the folder of items must go: every write under it fails.
+    blocked = shared_data_dir / "chunks" / "items"
+    aside = blocked.with_name("items-aside")
+    blocked.mkdir(parents=True, exist_ok=True)
+    blocked.rename(aside)
+    blocked.write_bytes(b"in the way")
+    try:
+        arguments = {"collection_uid": collection.uid, "title": "Locks", "text": NOTE, "external_id": "locks"}
+        answer = sse_payload(
+            post(live_server_url, rpc("tools/call", {"name": "upsert_item", "arguments": arguments}), token)
+        )
+    finally:
+        blocked.unlink()
+        aside.rename(blocked)
+    text = answer["result"]["content"][0]["text"]
+    assert answer["result"]["isError"] is True
+    assert "chunk store" in text
+    assert str(shared_data_dir) not in text and "/chunks/" not in text, text
+    assert not Item.objects.filter(collection=collection, source="external:locks").exists()
+    for item in Item.objects.all():
+        assert str(shared_data_dir) not in (item.embedding_error or "")

@@ -250,9 +250,10 @@ def test_get_chunk_store_builds_the_s3_store_from_settings(
 
     store = get_chunk_store()
 
-    assert isinstance(store, S3ChunkStore)
+    s3 = store.inner  # type: ignore[attr-defined]  # get_chunk_store's watcher around it
+    assert isinstance(s3, S3ChunkStore)
     assert store is get_chunk_store()
-    assert store.client.meta.config.read_timeout == 4.0
+    assert s3.client.meta.config.read_timeout == 4.0
     store.put("docs/1/chunk-0", b"configured")
     assert store.get("docs/1/chunk-0") == b"configured"
     head = admin_client(s3_endpoint).head_object(Bucket=s3_bucket, Key=s3_prefix + "docs/1/chunk-0")

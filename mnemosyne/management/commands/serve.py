@@ -8,8 +8,10 @@ the ASGI app with uvicorn until interrupted.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -51,13 +53,29 @@ class Command(BaseCommand):
         # uvicorn re-raises SIGTERM after shutting down; as SystemExit it lets exit handlers run,
         # which stop the embedded PostgreSQL when this is its last user.
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+        if options["workers"] > 1:
+            self._share_metrics()
         uvicorn.run(
             "mnemosyne.asgi:app",
             host=options["host"],
             port=options["port"],
             workers=options["workers"],
-            log_level="info",
+            # Our LOGGING (settings) formats uvicorn's records too, at LOG_LEVEL.
+            log_config=None,
+            log_level=settings.LOG_LEVEL.lower(),
         )
+
+    def _share_metrics(self) -> None:
+        """Prometheus multiprocess mode: each worker writes its samples under one directory and
+        /metrics adds them up, so a scrape sees every worker's counters, not whichever answered.
+        The directory is emptied at each start (the client library's rule)."""
+        directory = Path(
+            os.environ.get("PROMETHEUS_MULTIPROC_DIR") or settings.MNEMOSYNE_DATA_DIR / "prometheus"
+        )
+        directory.mkdir(parents=True, exist_ok=True)
+        for stale in directory.glob("*.db"):
+            stale.unlink()
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)  # the workers inherit it
 
     def _ingest_demo(self) -> None:
         library = ensure_library(
