@@ -32,11 +32,29 @@ class Plan:
     search_sizes: tuple[int, ...]
     queries: int
     warmup: int
+    load_seconds: float
+    outage_seconds: float
 
 
-PARTS = ("ingest", "search", "diversity", "documents", "ocr")
-FULL = Plan(documents_1x=300, documents_10x=3000, search_sizes=(10_000, 100_000), queries=200, warmup=20)
-QUICK = Plan(documents_1x=50, documents_10x=500, search_sizes=(10_000,), queries=50, warmup=10)
+PARTS = ("ingest", "search", "diversity", "documents", "ocr", "load")
+FULL = Plan(
+    documents_1x=300,
+    documents_10x=3000,
+    search_sizes=(10_000, 100_000),
+    queries=200,
+    warmup=20,
+    load_seconds=60,
+    outage_seconds=30,
+)
+QUICK = Plan(
+    documents_1x=50,
+    documents_10x=500,
+    search_sizes=(10_000,),
+    queries=50,
+    warmup=10,
+    load_seconds=10,
+    outage_seconds=10,
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -172,6 +190,17 @@ def main(argv: list[str] | None = None) -> int:
                 corpus_10x=corpus_10x,
                 ingested=result.ingest is not None,
                 embedder=embedder,
+                log=log,
+            )
+        if "load" in parts:
+            from benchmarks import load
+
+            result.load = load.run(
+                queries=corpus.train_queries(scifact),
+                corpus_10x=corpus_10x,
+                chunks=plan.search_sizes[-1],
+                seconds=plan.load_seconds,
+                outage_seconds=plan.outage_seconds,
                 log=log,
             )
     if "diversity" in parts:

@@ -19,6 +19,7 @@ from benchmarks.results import (
     DocumentsResult,
     ExtractorRun,
     IngestResult,
+    LoadResult,
     OcrRun,
     SearchSize,
 )
@@ -80,9 +81,62 @@ def render(result: BenchResult) -> str:
         lines += _documents(result.documents)
     if result.ocr:
         lines += _ocr(result.ocr)
+    if result.load is not None:
+        lines += _load(result.load)
     if result.notes:
         lines += ["Notes:", "", *(f"- {note}" for note in result.notes), ""]
     return "\n".join(lines)
+
+
+def _load(load: LoadResult) -> list[str]:
+    lines = [
+        f"### Load ({load.chunks:,} chunks, search `limit` 20, MCP over HTTP, {load.seconds:.0f} s each)",
+        "",
+    ]
+    if load.cpu is not None:
+        cpu = load.cpu
+        lines += [
+            f"One search, single client ({cpu.calls} in a row): {number(cpu.server_ms)} ms of server CPU "
+            f"(uvicorn's processes) and {number(cpu.postgres_ms)} ms of PostgreSQL CPU, "
+            f"{number(cpu.wall_ms)} ms wall time; 2 cores could serve at most "
+            f"~{number(cpu.ceiling_calls_per_second, 0)} calls/s at that cost.",
+            "",
+        ]
+    lines += ["| run | calls/s | p50 ms | p95 ms | p99 ms | errors |", "|---|---|---|---|---|---|"]
+    runs = list(load.runs) + ([load.mixed.search] if load.mixed is not None else [])
+    for run in runs:
+        lines.append(
+            f"| {run.label} | {number(run.calls_per_second)} | {number(run.p50, 0)} | {number(run.p95, 0)} "
+            f"| {number(run.p99, 0)} | {run.errors} |"
+        )
+    lines.append("")
+    if len(load.runs) == 2 and load.runs[0].calls_per_second > 0:
+        ratio = load.runs[1].calls_per_second / load.runs[0].calls_per_second
+        lines += [f"2 workers against 1: {number(ratio, 2)}× the calls/s.", ""]
+    if load.mixed is not None:
+        mixed = load.mixed
+        lines += [
+            f"Mixed ({mixed.writers} writers, {mixed.searchers} searchers, 2 workers): "
+            f"{len(mixed.write_ms)} writes, p50 {number(mixed.write_p50, 0)} ms, "
+            f"p95 {number(mixed.write_p95, 0)} ms (a write alone: p50 {number(mixed.alone_p50, 0)} ms); "
+            f"{number(100 * mixed.server_share, 0)} % of a write's time is inside the tool call; "
+            f"{mixed.write_errors} write errors; lost (answered as written, not complete in the database): "
+            f"{len(mixed.lost)}.",
+            "",
+        ]
+    if load.outage is not None:
+        outage = load.outage
+        per_second = outage.answers_while_down / outage.down_seconds if outage.down_seconds else math.nan
+        lines += [
+            f"Outage (PostgreSQL stopped {outage.down_seconds:.0f} s under {outage.clients} clients calling "
+            f"`list_libraries` with a token): {outage.answers_while_down} answers while it was down "
+            f"({number(per_second)} a second): {outage.unavailable_503} HTTP 503 with Retry-After, "
+            f"{outage.tool_errors} tool errors saying so, {outage.failures} other failures (5xx, reset); "
+            f"first normal answer {number(outage.recovery_seconds, 2)} s after the restart; the server "
+            f"logged {outage.log_lines_not_access} lines in all, {outage.tracebacks} tracebacks.",
+            "",
+        ]
+    return lines
 
 
 def _documents(documents: DocumentsResult) -> list[str]:

@@ -47,23 +47,27 @@ def _free_port() -> int:
 
 
 @contextmanager
-def mcp_server(log_path: Path) -> Iterator[str]:
-    """uvicorn serving mnemosyne.asgi:app against the benchmark database, without auth; yields its URL."""
+def mcp_server(log_path: Path, *, workers: int = 1, env: dict[str, str] | None = None) -> Iterator[str]:
+    """uvicorn serving mnemosyne.asgi:app against the benchmark database, without auth (unless `env`
+    says otherwise); yields its URL. With several workers their metrics are added up."""
     port = _free_port()
-    env = {
+    environment = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
         "DATABASE_URL": database.database_url(),
         "MNEMOSYNE_DATA_DIR": str(settings.MNEMOSYNE_DATA_DIR),
         "MCP_REQUIRE_AUTH": "false",
         "LOG_LEVEL": "warning",
+        **(env or {}),
     }
     command = [sys.executable, "-m", "uvicorn", "mnemosyne.asgi:app", "--host", "127.0.0.1"]
+    if workers > 1:
+        command += ["--workers", str(workers)]
     with log_path.open("wb") as log_file:
         process = subprocess.Popen(
             [*command, "--port", str(port), "--no-access-log"],
             cwd=ROOT,
-            env=env,
+            env=environment,
             stdout=log_file,
             stderr=subprocess.STDOUT,
         )

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from mcp_server import actions, credentials, jwt_bearer, tokens
+from mcp_server import actions, credentials, jwt_bearer, throttles, tokens
 from mcp_server.credentials import AuthFailure
 from mcp_server.metrics import AUTH_FAILURES, IDENTIFICATIONS
 from mcp_server.principal import Kind, Principal
@@ -46,6 +46,10 @@ _MESSAGES = {
     AuthFailure.FORBIDDEN_TOOL: "this token may not call the tool {tool!r}",
     AuthFailure.INSUFFICIENT_SCOPE: "this token lacks the scope the tool {tool!r} needs",
     AuthFailure.RATE_LIMITED: "this token is over its rate limit; retry later",
+    AuthFailure.TOOL_RATE_LIMITED: (
+        "this caller is over its per-minute limit for the tool {tool!r}; retry later"
+    ),
+    AuthFailure.THROTTLED: "too many failed authentications from this address; retry later",
 }
 
 
@@ -166,6 +170,12 @@ def admit(
             wait = actions.take_rate_limit_slot(principal.token)
             if wait is not None:
                 refusal = Refusal(AuthFailure.RATE_LIMITED, retry_after=wait)
+                break
+    if refusal is None:
+        for name, _ in tools:
+            wait = throttles.tool_wait(principal, name)
+            if wait is not None:
+                refusal = Refusal(AuthFailure.TOOL_RATE_LIMITED, name, retry_after=wait)
                 break
     if refusal is not None:
         AUTH_FAILURES.labels(reason=refusal.failure.value).inc()

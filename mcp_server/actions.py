@@ -111,6 +111,26 @@ def record_write_call(
     )
 
 
+def take_throttle_slot(key: str, limit: int, now: datetime | None = None) -> int | None:
+    """Count one event under `key` in this minute's window; seconds to wait when the count is over
+    `limit`, else None. One statement in PostgreSQL, so every worker and host shares the count."""
+    now = now or timezone.now()
+    window = now.replace(second=0, microsecond=0)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO mcp_server_mcpthrottlewindow (key, window_start, count) VALUES (%s, %s, 1) "
+            "ON CONFLICT (key, window_start) DO UPDATE "
+            "SET count = mcp_server_mcpthrottlewindow.count + 1 RETURNING count",
+            [key[:200], window],
+        )
+        row = cursor.fetchone()
+        assert row is not None
+        if row[0] == 1:
+            # As below: the first event of a key's new minute clears every finished window.
+            cursor.execute("DELETE FROM mcp_server_mcpthrottlewindow WHERE window_start < %s", [window])
+    return None if row[0] <= limit else max(1, 60 - now.second)
+
+
 def take_rate_limit_slot(token: MCPToken, now: datetime | None = None) -> int | None:
     """Count a call against the token's per-minute limit; seconds to wait when over it, else None.
 

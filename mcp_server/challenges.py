@@ -45,7 +45,7 @@ def protected_resource_metadata(scope: Scope) -> dict[str, Any]:
 def refusal_response(refusal: Refusal, *, metadata_url: str = "") -> JSONResponse:
     message = refusal.message
     headers: dict[str, str] = {}
-    if refusal.failure == AuthFailure.RATE_LIMITED:
+    if refusal.failure in (AuthFailure.RATE_LIMITED, AuthFailure.TOOL_RATE_LIMITED, AuthFailure.THROTTLED):
         status, error = 429, "rate_limited"
         headers["Retry-After"] = str(refusal.retry_after or 60)
     elif refusal.failure in (AuthFailure.FORBIDDEN_TOOL, AuthFailure.INSUFFICIENT_SCOPE):

@@ -29,6 +29,8 @@ class AuthFailure(enum.StrEnum):
     FORBIDDEN_TOOL = "forbidden_tool"
     INSUFFICIENT_SCOPE = "insufficient_scope"
     RATE_LIMITED = "rate_limited"
+    TOOL_RATE_LIMITED = "tool_rate_limited"
+    THROTTLED = "throttled"
     APPROVAL_PENDING = "approval_pending"
 
 

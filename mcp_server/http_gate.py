@@ -31,8 +31,10 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_server import access, blocking, challenges, envelope
+from mcp_server import access, blocking, challenges, envelope, streams, throttles
 from mcp_server.access import Admission, Refusal
+from mcp_server.credentials import AuthFailure
+from mcp_server.metrics import AUTH_FAILURES
 from mcp_server.principal import Principal
 from mcp_server.server import ADMISSION_STATE
 from mcp_server.tools import catalog
@@ -75,15 +77,27 @@ def bearer_token(headers: Headers) -> str | None:
     return token.strip()
 
 
-def decide(credential: str | None, asked: Asked, transport: str) -> Admission | Refusal | None:
-    """The request's admitted caller, why it is refused, or None when it needs no caller."""
+def decide(
+    credential: str | None, asked: Asked, transport: str, address: str = ""
+) -> Admission | Refusal | None:
+    """The request's admitted caller, why it is refused, or None when it needs no caller.
+
+    An address over its limit of failed authentications is refused (429) before its credential
+    is even looked at, and each bad credential it sends counts (throttles.py)."""
     needs_caller = bool(asked.tools) or asked.reads or (asked.lists_tools and credential is not None)
     if not needs_caller:
         return None
+    throttled = settings.MCP_REQUIRE_AUTH and credential and throttles.blocked(throttles.AUTH, address)
+    if throttled:
+        return _throttled(throttled)
     found = None
     if credential or settings.MCP_REQUIRE_AUTH:
         found = access.identify(credential)
         outages.succeeded(Dependency.DATABASE)  # identifying the caller read it
+        if credential and isinstance(found, Refusal) and found.failure in _BAD_CREDENTIAL:
+            wait = throttles.failed(throttles.AUTH, address) if settings.MCP_REQUIRE_AUTH else None
+            if wait is not None:
+                return _throttled(wait)
     if not settings.MCP_REQUIRE_AUTH:
         principal = found if isinstance(found, Principal) else access.local("anonymous")
         return Admission(principal, admitted=True, transport=transport)
@@ -92,6 +106,20 @@ def decide(credential: str | None, asked: Asked, transport: str) -> Admission | 
     tools = [(name, catalog.spec_named(name)) for name in asked.tools]
     refusal = access.admit(found, tools=tools, reads=asked.reads)
     return refusal or Admission(found, admitted=True, transport=transport)
+
+
+_BAD_CREDENTIAL = (AuthFailure.INVALID, AuthFailure.EXPIRED, AuthFailure.REVOKED)
+
+
+def _throttled(wait: int) -> Refusal:
+    AUTH_FAILURES.labels(reason=AuthFailure.THROTTLED.value).inc()
+    return Refusal(AuthFailure.THROTTLED, retry_after=wait)
+
+
+def client_address(scope: Scope) -> str:
+    """The client's address as uvicorn reports it (behind a trusted proxy: X-Forwarded-For's)."""
+    client = scope.get("client")
+    return str(client[0]) if client else ""
 
 
 class MCPGate:
@@ -103,6 +131,9 @@ class MCPGate:
         self.transport = transport
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            await self._stream(scope, receive, send)
+            return
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
@@ -113,7 +144,9 @@ class MCPGate:
             return
         asked = Asked.of(message)
         try:
-            decided = await blocking.run(decide, bearer_token(Headers(scope=scope)), asked, self.transport)
+            decided = await blocking.run(
+                decide, bearer_token(Headers(scope=scope)), asked, self.transport, client_address(scope)
+            )
         except blocking.Unavailable as exc:
             await unavailable(message, exc.error.message)(scope, receive, send)
             return
@@ -127,6 +160,28 @@ class MCPGate:
         if self.json_app is not None and _handshake_era(scope) and not asked.progress:
             app = self.json_app
         await app(scope, replay_body(body, receive), send)
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A GET opens a server-sent event stream. Without a credential (listing tools needs none) it
+        ends after MCP_STREAM_UNAUTHENTICATED_SECONDS; with one, the credential must be valid (401
+        otherwise, counted against the address like any bad token), and the stream ends once it has
+        carried nothing but keep-alive pings for MCP_STREAM_IDLE_SECONDS."""
+        credential = bearer_token(Headers(scope=scope))
+        if credential is not None and settings.MCP_REQUIRE_AUTH:
+            try:
+                decided = await blocking.run(
+                    decide, credential, Asked(reads=True), self.transport, client_address(scope)
+                )
+            except blocking.Unavailable as exc:
+                await unavailable({}, exc.error.message)(scope, receive, send)
+                return
+            if isinstance(decided, Refusal):
+                metadata_url = challenges.resource_metadata_url(scope)
+                await challenges.refusal_response(decided, metadata_url=metadata_url)(scope, receive, send)
+                return
+        idle = settings.MCP_STREAM_IDLE_SECONDS
+        lifetime = settings.MCP_STREAM_UNAUTHENTICATED_SECONDS if credential is None else 0
+        await streams.bounded(self.app, scope, receive, send, idle_seconds=idle, lifetime_seconds=lifetime)
 
 
 def unavailable(message: dict[str, Any], reason: str) -> JSONResponse:

@@ -140,3 +140,18 @@ class MCPNonce(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["token", "nonce"], name="mcp_nonce_unique_per_token")]
+
+
+class MCPThrottleWindow(models.Model):
+    """A fixed one-minute window's count for one throttle key, shared by every worker and host:
+    calls of one tool by one caller ("tool:<tool>:<caller>"), failed authentications from one
+    address ("auth:<address>"), failed admin logins from one address ("login:<address>")."""
+
+    key = models.CharField(max_length=200)
+    window_start = models.DateTimeField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["key", "window_start"], name="mcp_throttle_window_unique"),
+        ]

@@ -51,7 +51,7 @@ from mcp_server import blocking  # noqa: E402
 from mcp_server.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
 from mcp_server.http_gate import MCPGate  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
-from mnemosyne import outages  # noqa: E402
+from mnemosyne import outages, tracing  # noqa: E402
 from mnemosyne.allowed_hosts import AllowedHostsMiddleware  # noqa: E402
 from mnemosyne.database import release_embedded  # noqa: E402
 from mnemosyne.embedding import get_embedder  # noqa: E402
@@ -117,6 +117,7 @@ async def metrics(request: Request) -> Response:
 
 
 def build_app() -> Starlette:
+    tracing.configure()
     mcp = build_server()
     security = transport_security()
     limit = settings.MCP_MAX_REQUEST_BODY_BYTES
@@ -154,6 +155,7 @@ def build_app() -> Starlette:
             # uvicorn ends a process on SIGTERM by re-raising it, so exit handlers never run: the
             # embedded PostgreSQL is let go of here (the last process to let go stops it).
             await anyio.to_thread.run_sync(release_embedded)
+            await anyio.to_thread.run_sync(tracing.shutdown)
 
     admin = cast(ASGIApp, ASGIStaticFilesHandler(django_app) if settings.DEBUG else django_app)
     return Starlette(

@@ -88,3 +88,17 @@ def envlist(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def envcounts(name: str, default: dict[str, int]) -> dict[str, int]:
+    """`name=N` pairs, comma-separated (`upsert_item=30,delete_item=10`); N ≥ 0, 0 meaning none."""
+    raw = _raw(name)
+    if raw is None:
+        return dict(default)
+    counts: dict[str, int] = {}
+    for part in filter(None, (piece.strip() for piece in raw.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip() or not value.strip().isdigit():
+            raise ImproperlyConfigured(f"{name} must be name=N pairs separated by commas, got {part!r}")
+        counts[key.strip()] = int(value)
+    return counts

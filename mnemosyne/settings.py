@@ -16,7 +16,7 @@ from mnemosyne.database import (
     embedded_database_url,
     parse_database_url,
 )
-from mnemosyne.env import envbool, envchoice, envfloat, envint, envlist, envstr
+from mnemosyne.env import envbool, envchoice, envcounts, envfloat, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -105,6 +105,18 @@ MCP_ANONYMOUS_READ = envbool("MCP_ANONYMOUS_READ", False)
 MCP_ANONYMOUS_LIBRARIES = envlist("MCP_ANONYMOUS_LIBRARIES", [])
 # Tools that run only once an administrator approves the exact call (e.g. "delete_item").
 MCP_APPROVAL_REQUIRED_TOOLS = envlist("MCP_APPROVAL_REQUIRED_TOOLS", [])
+# Abuse limits (mcp_server/throttles.py), per minute, shared by every worker: calls of one tool by
+# one caller (the local operator excepted); failed authentications, and failed admin logins, from
+# one client address. 0 switches a limit off.
+MCP_TOOL_RATE_LIMITS = envcounts("MCP_TOOL_RATE_LIMITS", {"upsert_item": 30, "delete_item": 30})
+# A server-sent event stream (GET /mcp/, /mcp/sse/) that carries nothing but keep-alive pings for
+# this long is closed (0: never).
+MCP_STREAM_IDLE_SECONDS = envint("MCP_STREAM_IDLE_SECONDS", 600, minimum=0)
+# A stream opened without a credential (listing tools needs none) is closed after this long, idle
+# or not (0: never).
+MCP_STREAM_UNAUTHENTICATED_SECONDS = envint("MCP_STREAM_UNAUTHENTICATED_SECONDS", 60, minimum=0)
+MCP_AUTH_FAILURES_PER_MINUTE = envint("MCP_AUTH_FAILURES_PER_MINUTE", 20, minimum=0)
+ADMIN_LOGIN_FAILURES_PER_MINUTE = envint("ADMIN_LOGIN_FAILURES_PER_MINUTE", 5, minimum=0)
 CHUNK_STORE = envchoice("CHUNK_STORE", "filesystem", ("filesystem", "s3"))
 # S3-compatible object storage (AWS S3, MinIO, R2) when CHUNK_STORE=s3. Credentials come from
 # AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or the usual boto3 chain).
@@ -224,6 +236,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "mcp_server.login_throttle.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -272,6 +285,10 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = MNEMOSYNE_DATA_DIR / "static"
+
+# OpenTelemetry tracing (mnemosyne/tracing.py): spans to OTEL_EXPORTER_OTLP_ENDPOINT over OTLP/HTTP.
+OTEL_TRACING = envbool("OTEL_TRACING", False)
+OTEL_SERVICE_NAME = envstr("OTEL_SERVICE_NAME", "mnemosyne")
 
 # plain: one readable line per record; json: one JSON object per line (for log shippers). Both carry
 # the request id of the HTTP request that caused the line (mnemosyne.request_ids).

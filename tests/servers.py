@@ -46,6 +46,9 @@ def uvicorn_server(
         "MCP_REQUIRE_AUTH": "true",
         "LOG_LEVEL": "warning",
         "DATABASE_CONN_MAX_AGE": "0",
+        # Every test calls from 127.0.0.1: bad-token tests would add up to a throttled address
+        # (test_throttles starts servers with the limit it tests).
+        "MCP_AUTH_FAILURES_PER_MINUTE": "0",
         **(env or {}),
     }
     command = [

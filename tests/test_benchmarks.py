@@ -132,3 +132,28 @@ def test_the_report_states_ratios_and_verdicts_against_the_targets() -> None:
         "| MCP + HTTP overhead, streamed answer: (MCP p50 − service p50) / service p50 | 28.9 % |" in markdown
     )
     assert "| CPU | Example |" in markdown
+
+
+def test_the_load_report_gives_rates_percentiles_the_cpu_ceiling_and_the_outage() -> None:
+    from benchmarks.report import _load
+    from benchmarks.results import CpuPerSearch, LoadResult, LoadRun, MixedLoad, OutageRun
+
+    one = LoadRun("50 clients, 1 worker(s)", 1, 50, 10.0, latencies_ms=[100.0] * 300, errors=0)
+    two = LoadRun("50 clients, 2 worker(s)", 2, 50, 10.0, latencies_ms=[80.0] * 450, errors=1)
+    mixed = MixedLoad(writers=5, searchers=20, seconds=10.0, alone_ms=[200.0], write_ms=[400.0, 600.0])
+    mixed.write_server_ms = [300.0, 300.0]
+    mixed.search = LoadRun("20 searchers beside 5 writers, 2 workers", 2, 20, 10.0, latencies_ms=[90.0])
+    outage = OutageRun(
+        down_seconds=30, clients=10, answers_while_down=600, unavailable_503=590, tool_errors=10
+    )
+    outage.recovery_seconds, outage.log_lines_not_access = 0.25, 3
+    load = LoadResult(chunks=100_000, seconds=10.0, runs=[one, two], mixed=mixed, outage=outage)
+    load.cpu = CpuPerSearch(calls=200, server_ms=15.0, postgres_ms=5.0, wall_ms=30.0)
+    text = "\n".join(_load(load))
+    assert "| 50 clients, 1 worker(s) | 30.0 | 100 | 100 | 100 | 0 |" in text
+    assert "| 50 clients, 2 worker(s) | 45.0 | 80 | 80 | 80 | 1 |" in text
+    assert "2 workers against 1: 1.50× the calls/s." in text
+    assert "~100 calls/s at that cost" in text  # 2 cores / 20 ms
+    assert "p50 500 ms" in text and "60 % of a write's time is inside the tool call" in text
+    assert "600 answers while it was down (20.0 a second): 590 HTTP 503" in text
+    assert "0.25 s after the restart" in text and "logged 3 lines" in text

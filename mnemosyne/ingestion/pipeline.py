@@ -19,30 +19,26 @@ from __future__ import annotations
 import enum
 import hashlib
 import logging
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import transaction
 
-from mnemosyne import outages
 from mnemosyne.embedding import Embedder
-from mnemosyne.ingestion import reading_notes, writes
+from mnemosyne.ingestion import failures, reading_notes, writes
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks
 from mnemosyne.library import services
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
 from mnemosyne.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
-from mnemosyne.storage import ChunkStore, keys
+from mnemosyne.storage import ChunkStore, StorageError, keys
 
 logger = logging.getLogger(__name__)
 
 # Chunks embedded per call to the model when documents are batched together.
 EMBED_BATCH_CHUNKS = 128
-# A failure's message is cut to this many characters in the item's embedding_error.
-MAX_REASON_CHARS = 500
 # Documents per batch at most, however few chunks they have (bounds a batch's statements).
 BATCH_DOCUMENTS = 256
 
@@ -318,7 +314,10 @@ def _write(
         try:
             _store_objects(entry, store)
         except Exception as exc:
-            logger.exception("storing the chunks of %s failed", claim.document.source)
+            if isinstance(exc, StorageError):  # the outage itself is logged once, by the store's watcher
+                logger.warning("storing the chunks of %s failed: %s", claim.document.source, exc)
+            else:
+                logger.exception("storing the chunks of %s failed", claim.document.source)
             _discard_new_objects(entry, store)
             results.append(_fail(claim.item, claim.document.source, exc))
         else:
@@ -364,6 +363,8 @@ def _discard_new_objects(entry: writes.ItemChunks, store: ChunkStore) -> None:
     if not in_use:
         try:
             store.delete_prefix(entry.prefix)
+        except StorageError as exc:
+            logger.warning("could not remove the objects under %s: %s", entry.prefix, exc)
         except Exception:
             logger.exception("could not remove the objects under %s", entry.prefix)
 
@@ -381,22 +382,6 @@ def _written(claim: _Claimed, entry: writes.ItemChunks) -> IngestResult:
 
 
 def _fail(item: Item, source: str, exc: BaseException) -> IngestResult:
-    reason = failure_reason(exc)
+    reason = failures.reason(exc)
     services.mark_failed(item_id=item.pk, reason=reason)
     return IngestResult(source, Outcome.FAILED, item.uid, error=reason)
-
-
-def failure_reason(exc: BaseException) -> str:
-    """Why an item failed, as users see it (list_items, upsert_item, the admin): the error's type
-    and message, with server paths cut out and cut short; for a database error only what kind it
-    was (its text is PostgreSQL's, in the server log where the failure was logged)."""
-    if outages.is_database_outage(exc):
-        return outages.message(outages.Dependency.DATABASE)
-    if isinstance(exc, DatabaseError):
-        return f"{type(exc).__name__} (the database refused the write; the server log has the details)"
-    text = _SERVER_PATH.sub("…", str(exc))
-    return f"{type(exc).__name__}: {text[:MAX_REASON_CHARS]}" if text else type(exc).__name__
-
-
-# An absolute path of two or more parts ("/srv/data/chunks/x"): server detail, never shown.
-_SERVER_PATH = re.compile(r"(?<![\w.~/])/(?:[^\s'\"/:]+/)+[^\s'\":,]*")

