@@ -9,9 +9,14 @@ import mnemosyne  # noqa: F401  (Python 3.11 support for Django; before Django i
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemosyne.settings")
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except ImproperlyConfigured as exc:
+        # A setting that cannot be used: one line naming it, not a traceback.
+        sys.exit(f"configuration error: {exc}")
 
 
 if __name__ == "__main__":

@@ -171,6 +171,16 @@ def _cpu_per_search(base: str, queries: Sequence[str]) -> CpuPerSearch:
     )
 
 
+def _sample(text: str, name: str, **labels: str) -> float:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return float(sample.value)
+    return 0.0
+
+
 def _abstracts(corpus_10x: Path) -> list[str]:
     return [path.read_text() for path in sorted(corpus_10x.glob("*.md"))[:400]]
 
@@ -225,7 +235,16 @@ def _mixed(base: str, queries: Sequence[str], corpus_10x: Path, *, seconds: floa
 
     log("mixed load: a write alone, then 5 writers and 20 searchers")
     asyncio.run(alone())
+    before = httpx.get(f"{base}/metrics").text
     mixed.search = asyncio.run(together())
+    after = httpx.get(f"{base}/metrics").text
+    # Where a write's time goes: waiting for the model, in the model, the rest (parse, SQL, store).
+    for name, into in (
+        ("mnemosyne_embedding_wait_seconds_sum", "wait"),
+        ("mnemosyne_embedding_seconds_sum", "embed"),
+    ):
+        spent = _sample(after, name, kind="documents") - _sample(before, name, kind="documents")
+        setattr(mixed, f"{into}_ms_per_write", spent * 1000 / max(1, len(mixed.write_ms)))
     mixed.search.label = f"{MIXED_SEARCHERS} searchers beside {MIXED_WRITERS} writers, 2 workers"
     done = set(
         Item.objects.filter(collection=collection, source__in=[f"external:{name}" for name in mixed.written])
@@ -345,11 +364,12 @@ def _outage(down_seconds: float, log: Log) -> OutageRun:
         outage.recovery_seconds = (after[0] - started) if after else float("nan")
         lines = log_path.read_text().splitlines()
         outage.log_lines = len(lines)
-        outage.log_lines_not_access = sum(1 for line in lines if "uvicorn.access" not in line)
+        # At LOG_LEVEL=info each tool call writes a line; what the outage caused is warnings and up.
+        outage.log_lines_not_access = sum(1 for line in lines if " WARNING " in line or " ERROR " in line)
         outage.tracebacks = sum(1 for line in lines if line.startswith("Traceback"))
         log(
             f"outage: {outage.answers_while_down} answers while down ({outage.unavailable_503} 503, "
             f"{outage.tool_errors} tool errors, {outage.failures} failures), recovered in "
-            f"{outage.recovery_seconds:.2f} s, {outage.log_lines_not_access} log lines besides access lines"
+            f"{outage.recovery_seconds:.2f} s, {outage.log_lines_not_access} warning or error lines"
         )
         return outage

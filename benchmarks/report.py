@@ -120,6 +120,9 @@ def _load(load: LoadResult) -> list[str]:
             f"{len(mixed.write_ms)} writes, p50 {number(mixed.write_p50, 0)} ms, "
             f"p95 {number(mixed.write_p95, 0)} ms (a write alone: p50 {number(mixed.alone_p50, 0)} ms); "
             f"{number(100 * mixed.server_share, 0)} % of a write's time is inside the tool call; "
+            f"of a write's mean {number(mixed.write_mean, 0)} ms, "
+            f"{number(mixed.wait_ms_per_write, 0)} ms waiting for the embedding model "
+            f"(one batch at a time per worker), {number(mixed.embed_ms_per_write, 0)} ms in it; "
             f"{mixed.write_errors} write errors; lost (answered as written, not complete in the database): "
             f"{len(mixed.lost)}.",
             "",
@@ -133,7 +136,8 @@ def _load(load: LoadResult) -> list[str]:
             f"({number(per_second)} a second): {outage.unavailable_503} HTTP 503 with Retry-After, "
             f"{outage.tool_errors} tool errors saying so, {outage.failures} other failures (5xx, reset); "
             f"first normal answer {number(outage.recovery_seconds, 2)} s after the restart; the server "
-            f"logged {outage.log_lines_not_access} lines in all, {outage.tracebacks} tracebacks.",
+            f"logged {outage.log_lines_not_access} warning or error lines, {outage.tracebacks} tracebacks "
+            f"({outage.log_lines} lines in all, with one INFO line per tool call).",
             "",
         ]
     return lines

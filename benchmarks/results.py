@@ -301,6 +301,13 @@ class MixedLoad:
     write_errors: int = 0
     lost: list[str] = field(default_factory=list)
     search: LoadRun = field(default_factory=lambda: LoadRun("", 2, 0, 0.0))
+    # Per write, from the server's metrics: waiting for the model (another batch in it), in it.
+    wait_ms_per_write: float = math.nan
+    embed_ms_per_write: float = math.nan
+
+    @property
+    def write_mean(self) -> float:
+        return statistics.fmean(self.write_ms) if self.write_ms else math.nan
 
     @property
     def write_p50(self) -> float:
@@ -334,6 +341,7 @@ class OutageRun:
     failures: int = 0
     recovery_seconds: float = math.nan
     log_lines: int = 0
+    # Lines at WARNING or above (at LOG_LEVEL=info every tool call also writes one INFO line).
     log_lines_not_access: int = 0
     tracebacks: int = 0
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -63,6 +64,11 @@ def mcp_server(log_path: Path, *, workers: int = 1, env: dict[str, str] | None =
     command = [sys.executable, "-m", "uvicorn", "mnemosyne.asgi:app", "--host", "127.0.0.1"]
     if workers > 1:
         command += ["--workers", str(workers)]
+        # One set of metrics for all workers, as `serve --workers N` arranges.
+        shared = log_path.parent / f"prometheus-{log_path.stem}"
+        shutil.rmtree(shared, ignore_errors=True)
+        shared.mkdir(parents=True)
+        environment["PROMETHEUS_MULTIPROC_DIR"] = str(shared)
     with log_path.open("wb") as log_file:
         process = subprocess.Popen(
             [*command, "--port", str(port), "--no-access-log"],

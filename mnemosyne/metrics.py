@@ -29,6 +29,12 @@ EMBEDDING_SECONDS = Histogram(
     ["kind"],
     buckets=_SLOW,
 )
+EMBEDDING_WAIT_SECONDS = Histogram(
+    "mnemosyne_embedding_wait_seconds",
+    "Time a batch of chunks waits for the model (another batch is being embedded), by kind.",
+    ["kind"],
+    buckets=_SLOW,
+)
 EMBEDDED_TEXTS = Counter("mnemosyne_embedded_texts", "Texts embedded, by kind (query, documents).", ["kind"])
 INGESTED_ITEMS = Counter(
     "mnemosyne_ingested_items",

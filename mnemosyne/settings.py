@@ -1,4 +1,5 @@
-"""Mnemosyne settings: every value comes from the environment (see README, "Configuration").
+"""Mnemosyne settings: every value comes from the environment (see README, "Configuration"), or
+from the local settings file (`.env`, mnemosyne/local_settings.py) where the environment has none.
 
 A value that cannot be understood raises ImproperlyConfigured naming the variable.
 """
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from mnemosyne import local_settings
 from mnemosyne.database import (
     MIN_SHARED_BUFFERS_MB,
     default_shared_buffers_mb,
@@ -19,13 +21,17 @@ from mnemosyne.database import (
 from mnemosyne.env import envbool, envchoice, envcounts, envfloat, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+LOCAL_SETTINGS_FILE = local_settings.load()
 
 DEBUG = envbool("DEBUG", False)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY is required unless DEBUG=true")
+        raise ImproperlyConfigured(
+            "SECRET_KEY is required when DEBUG is false: export it, "
+            "or set it in the local settings file (.env)"
+        )
     SECRET_KEY = "insecure-development-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])

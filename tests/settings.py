@@ -10,5 +10,7 @@ os.environ.setdefault("DEBUG", "true")
 # directories differ).
 os.environ.setdefault("EMBEDDING_CACHE_DIR", str(_ROOT / ".mnemosyne-test-models"))
 os.environ.setdefault("LOG_LEVEL", "warning")
+# No local settings file: the tests (and the servers and commands they start) see only what they set.
+os.environ.setdefault("MNEMOSYNE_ENV_FILE", "off")
 
 from mnemosyne.settings import *  # noqa: E402, F403

@@ -156,4 +156,4 @@ def test_the_load_report_gives_rates_percentiles_the_cpu_ceiling_and_the_outage(
     assert "~100 calls/s at that cost" in text  # 2 cores / 20 ms
     assert "p50 500 ms" in text and "60 % of a write's time is inside the tool call" in text
     assert "600 answers while it was down (20.0 a second): 590 HTTP 503" in text
-    assert "0.25 s after the restart" in text and "logged 3 lines" in text
+    assert "0.25 s after the restart" in text and "logged 3 warning or error lines" in text

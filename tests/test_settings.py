@@ -46,6 +46,7 @@ SETTINGS_VARIABLES = (
     "DATABASE_CONN_MAX_AGE",
     "EMBEDDED_POSTGRES_SHARED_BUFFERS_MB",
     "DJANGO_SETTINGS_MODULE",
+    "MNEMOSYNE_ENV_FILE",
 )
 # Nothing connects at import, so an unreachable server is fine.
 UNREACHABLE_DATABASE = "postgres://u:p@127.0.0.1:1/x"
@@ -55,7 +56,7 @@ def import_settings(
     changes: dict[str, str | None], *, code: str = "import mnemosyne, mnemosyne.settings"
 ) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
-    env.update({"DATABASE_URL": UNREACHABLE_DATABASE, "DEBUG": "true"})
+    env.update({"DATABASE_URL": UNREACHABLE_DATABASE, "DEBUG": "true", "MNEMOSYNE_ENV_FILE": "off"})
     for key, value in changes.items():
         if value is None:
             env.pop(key, None)
@@ -237,3 +238,56 @@ def test_check_deploy_is_clean_under_the_documented_production_settings() -> Non
     # Without HTTPS_ONLY the same check names what is missing.
     insecure = import_settings({**production, "HTTPS_ONLY": None}, code=code)
     assert insecure.returncode != 0 and "SESSION_COOKIE_SECURE" in insecure.stderr
+
+
+def test_a_fresh_checkout_gets_a_local_settings_file_that_later_runs_reuse(tmp_path: Path) -> None:
+    env_file = tmp_path / "checkout" / ".env"
+    code = "import json, mnemosyne, mnemosyne.settings as s; print(json.dumps([s.DEBUG, s.SECRET_KEY]))"
+    nothing_exported: dict[str, str | None] = {"DEBUG": None, "MNEMOSYNE_ENV_FILE": str(env_file)}
+    first = import_settings(nothing_exported, code=code)
+    assert first.returncode == 0, first.stderr
+    debug, secret = json.loads(first.stdout.strip().splitlines()[-1])
+    assert debug is True and len(secret) >= 50 and "insecure" not in secret
+    assert env_file.stat().st_mode & 0o777 == 0o600
+    again = import_settings(nothing_exported, code=code)
+    assert json.loads(again.stdout.strip().splitlines()[-1]) == [True, secret], "the same key next time"
+    exported = import_settings({**nothing_exported, "SECRET_KEY": "from-the-environment"}, code=code)
+    assert json.loads(exported.stdout.strip().splitlines()[-1])[1] == "from-the-environment"
+
+
+def test_a_production_start_without_a_key_refuses_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    changes: dict[str, str | None] = {
+        "DEBUG": "false",
+        "SECRET_KEY": None,
+        "MNEMOSYNE_ENV_FILE": str(env_file),
+    }
+    env = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
+    env.update({"DATABASE_URL": UNREACHABLE_DATABASE, "DEBUG": "false", "MNEMOSYNE_ENV_FILE": str(env_file)})
+    del changes
+    command = [sys.executable, "manage.py", "create_mcp_token", "--user", "alice", "--name", "laptop"]
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        "configuration error: SECRET_KEY is required when DEBUG is false: export it, "
+        "or set it in the local settings file (.env)"
+    ]
+    assert not env_file.exists()
+
+
+def test_any_command_names_a_bad_variable_in_one_line() -> None:
+    env = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
+    env.update(
+        {"DATABASE_URL": UNREACHABLE_DATABASE, "DEBUG": "true", "MNEMOSYNE_ENV_FILE": "off", "PORT": "abc"}
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "list_mcp_tokens"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("configuration error: PORT")

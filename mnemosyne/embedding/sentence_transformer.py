@@ -22,7 +22,7 @@ from django.core.exceptions import ImproperlyConfigured
 from mnemosyne.embedding import query_encoder
 from mnemosyne.embedding.base import INDEX_DIMENSIONS, ModelIntegrityError
 from mnemosyne.embedding.memory import release_free_memory
-from mnemosyne.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS
+from mnemosyne.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS, EMBEDDING_WAIT_SECONDS
 
 logger = logging.getLogger(__name__)
 
@@ -123,8 +123,10 @@ class SentenceTransformerEmbedder:
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        started = time.perf_counter()
-        with self._lock:
+        asked = time.perf_counter()
+        with self._lock:  # one batch at a time through the model (its threads use every core)
+            started = time.perf_counter()
+            EMBEDDING_WAIT_SECONDS.labels("documents").observe(started - asked)
             vectors = self._model.encode(
                 list(texts),
                 batch_size=self._batch_size,
