@@ -9,6 +9,10 @@
   server's `add_request_handler`.
 - A handshake-era connection's log level is kept in `Connection.state`, the SDK's per-connection
   store for applications, which a request handler reaches only through its session.
+- stdio (`run_stdio`): the SDK's stdio transport hands a line that is not a JSON-RPC message to the
+  session as an exception, which its dispatcher drops (logged at debug level), so the client never
+  hears of it. We run the low-level server as `MCPServer.run_stdio_async` does, with a relay in
+  between that answers such a line with a JSON-RPC parse error (-32700) or invalid request (-32600).
 """
 
 from __future__ import annotations
@@ -16,12 +20,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.session import ServerSession
-from mcp.types import CallToolResult
-from pydantic import model_validator
+from mcp.server.stdio import stdio_server
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
+from mcp.types import CallToolResult, ErrorData, JSONRPCError
+from mcp_types import INVALID_REQUEST, PARSE_ERROR
+from pydantic import ValidationError, model_validator
 
 from mcp_server.tools.spec import ToolSpec
 
@@ -68,3 +77,36 @@ def add_request_handler(
 def connection_state(session: ServerSession) -> dict[str, Any]:
     state: dict[str, Any] = session._connection.state
     return state
+
+
+async def run_stdio(server: MCPServer) -> None:
+    """Serve `server` over this process's stdin and stdout until end of input."""
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        relay_send, relay_receive = create_context_streams[SessionMessage | Exception](0)
+
+        async def relay() -> None:
+            async with relay_send:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        await write_stream.send(SessionMessage(_unreadable(item)))
+                    else:
+                        await relay_send.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay)
+            await lowlevel.run(relay_receive, write_stream, lowlevel.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+def _unreadable(exc: Exception) -> JSONRPCError:
+    not_json = isinstance(exc, ValidationError) and any(
+        error["type"] == "json_invalid" for error in exc.errors()
+    )
+    if not_json:
+        error = ErrorData(code=PARSE_ERROR, message="Parse error: the line is not valid JSON")
+    else:
+        error = ErrorData(
+            code=INVALID_REQUEST, message="Invalid request: the line is not one JSON-RPC message"
+        )
+    return JSONRPCError(jsonrpc="2.0", id=None, error=error)

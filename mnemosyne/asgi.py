@@ -161,6 +161,7 @@ def build_app() -> Starlette:
     return Starlette(
         routes=[
             Route("/mcp/health", health, methods=["GET"]),
+            Route("/health", health, methods=["GET"]),  # the same, where load balancers look first
             Route("/metrics", metrics, methods=["GET"]),
             Route(WELL_KNOWN_PATH, resource_metadata, methods=["GET"]),
             Mount("/mcp/sse", app=sse),

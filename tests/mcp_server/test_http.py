@@ -200,8 +200,9 @@ def test_malformed_json_rpc_gets_the_specs_error(live_server_url: str, token: st
     assert not_rpc.json()["error"]["code"] in (-32600, -32602, -32700)
 
 
-def test_health_checks_the_database(live_server_url: str) -> None:
-    response = httpx.get(f"{live_server_url}/mcp/health")
+@pytest.mark.parametrize("path", ["/mcp/health", "/health"])
+def test_health_checks_the_database(live_server_url: str, path: str) -> None:
+    response = httpx.get(f"{live_server_url}{path}")
     assert response.status_code == 200
     assert response.json() == {"status": "ok"}
 

@@ -7,7 +7,6 @@ the ASGI app with uvicorn until interrupted.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -19,7 +18,9 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from mcp_server import client_configs, dev_token
 from mcp_server.actions import create_token, revoke_token
+from mcp_server.credentials import authenticate
 from mcp_server.models import MCPToken
 from mcp_server.users import ensure_token_owner
 from mnemosyne.ingestion.runner import ingest_paths
@@ -40,13 +41,18 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=settings.PORT)
         parser.add_argument("--workers", type=int, default=1)
+        parser.add_argument(
+            "--new-token",
+            action="store_true",
+            help="With --demo: revoke the kept development token and issue a new one.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", interactive=False, verbosity=0)
         url = f"http://{options['host']}:{options['port']}/mcp/"
         if options["demo"]:
             self._ingest_demo()
-            self._print_client_config(url)
+            self._print_client_config(url, new_token=options["new_token"])
         self.stdout.write(
             f"Serving MCP at {url} (health: {url}health, admin: {url[:-4]}admin/). Ctrl-C stops."
         )
@@ -91,24 +97,29 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"Demo library {library.name!r} ({library.uid}): {summary.line()}")
 
-    def _print_client_config(self, url: str) -> None:
-        if not settings.MCP_REQUIRE_AUTH:
-            auth_args: list[str] = []
-            env: dict[str, str] = {}
-        else:
-            user, _ = ensure_token_owner(DEV_USER)
-            # Only the digest of a token is kept, so each run issues a fresh one and retires the last.
-            for old in MCPToken.objects.filter(user=user, name=DEV_TOKEN_NAME):
-                revoke_token(token=old, actor="serve --demo")
-                old.name = f"{DEV_TOKEN_NAME}-{old.pk}"
-                old.save(update_fields=["name"])
-            _, raw = create_token(user=user, name=DEV_TOKEN_NAME, actor="serve --demo")
-            auth_args = ["--header", "Authorization:${MNEMOSYNE_AUTH}"]
-            env = {"MNEMOSYNE_AUTH": f"Bearer {raw}"}
-            self.stdout.write(f"Development token (user {DEV_USER!r}): {raw}")
-        server: dict[str, Any] = {"command": "npx", "args": ["-y", "mcp-remote", url, *auth_args]}
-        if env:
-            server["env"] = env
-        config = {"mcpServers": {"mnemosyne": server}}
-        self.stdout.write("Claude Desktop (claude_desktop_config.json):")
-        self.stdout.write(json.dumps(config, indent=2))
+    def _print_client_config(self, url: str, *, new_token: bool) -> None:
+        raw = None if not settings.MCP_REQUIRE_AUTH else self._development_token(new_token=new_token)
+        for line in client_configs.describe(url, raw):
+            self.stdout.write(line)
+
+    def _development_token(self, *, new_token: bool) -> str:
+        """The development token: the one kept in the data directory while it is valid, so the
+        configs printed last time keep working; a new one (the old one revoked) when asked or when
+        it is gone."""
+        user, _ = ensure_token_owner(DEV_USER)
+        kept = dev_token.read()
+        if kept is not None and not new_token:
+            found = authenticate(kept)
+            if found.ok and found.token is not None and found.token.user_id == user.pk:
+                self.stdout.write(
+                    f"Development token (user {DEV_USER!r}, kept in {dev_token.PATH_NAME}): {kept}"
+                )
+                return kept
+        for old in MCPToken.objects.filter(user=user, name=DEV_TOKEN_NAME):
+            revoke_token(token=old, actor="serve --demo")
+            old.name = f"{DEV_TOKEN_NAME}-{old.pk}"
+            old.save(update_fields=["name"])
+        _, raw = create_token(user=user, name=DEV_TOKEN_NAME, actor="serve --demo")
+        dev_token.write(raw)
+        self.stdout.write(f"Development token (user {DEV_USER!r}, new; kept in {dev_token.PATH_NAME}): {raw}")
+        return raw

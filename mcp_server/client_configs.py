@@ -1,0 +1,51 @@
+"""The client configurations `make run` prints (and docs/clients.md shows): Claude Desktop over
+stdio with this checkout's own Python (no Node.js), Claude Desktop through `mcp-remote` for a
+server elsewhere, and Claude Code over HTTP."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from typing import Any
+
+from django.conf import settings
+
+
+def stdio_config(token: str | None) -> dict[str, Any]:
+    """Claude Desktop starts `manage.py mcp_stdio` itself; the token in its environment (or, with
+    authentication off, the local operator)."""
+    server: dict[str, Any] = {
+        "command": sys.executable,
+        "args": [str(settings.BASE_DIR / "manage.py"), "mcp_stdio", *([] if token else ["--local"])],
+    }
+    if token:
+        server["env"] = {"MNEMOSYNE_TOKEN": token}
+    return {"mcpServers": {"mnemosyne": server}}
+
+
+def remote_config(url: str, token: str | None) -> dict[str, Any]:
+    """Claude Desktop reaching a running server over HTTP through mcp-remote (needs Node.js)."""
+    server: dict[str, Any] = {"command": "npx", "args": ["-y", "mcp-remote", url]}
+    if token:
+        server["args"] += ["--header", "Authorization:${MNEMOSYNE_AUTH}"]
+        server["env"] = {"MNEMOSYNE_AUTH": f"Bearer {token}"}
+    return {"mcpServers": {"mnemosyne": server}}
+
+
+def claude_code_command(url: str, token: str | None) -> str:
+    words = ["claude", "mcp", "add", "--transport", "http", "mnemosyne", url]
+    if token:
+        words += ["--header", f"Authorization: Bearer {token}"]
+    return shlex.join(words)
+
+
+def describe(url: str, token: str | None) -> list[str]:
+    return [
+        "Claude Desktop (claude_desktop_config.json), over stdio with this checkout's Python:",
+        json.dumps(stdio_config(token), indent=2),
+        "Claude Desktop, reaching this server over HTTP instead (needs Node.js; for a remote server):",
+        json.dumps(remote_config(url, token), indent=2),
+        "Claude Code:",
+        claude_code_command(url, token),
+    ]

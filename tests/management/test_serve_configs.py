@@ -1,0 +1,71 @@
+"""What `make run` (serve --demo) prints: a development token kept across restarts, and client
+configs that parse and point at real things."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_server import client_configs, dev_token
+from mcp_server.credentials import authenticate
+from mcp_server.models import MCPToken
+from mnemosyne.management.commands.serve import DEV_TOKEN_NAME, Command
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+URL = "http://127.0.0.1:8001/mcp/"
+
+
+def development_token(*, new_token: bool = False) -> tuple[str, str]:
+    command = Command(stdout=io.StringIO())
+    raw = command._development_token(new_token=new_token)
+    return raw, command.stdout.getvalue()
+
+
+def test_the_development_token_survives_a_restart_until_rotated(shared_data_dir: Path) -> None:
+    dev_token.path().unlink(missing_ok=True)
+    first, said = development_token()
+    assert "new" in said and dev_token.read() == first
+    assert dev_token.path().stat().st_mode & 0o777 == 0o600
+    again, said = development_token()  # the next `make run`
+    assert again == first and "kept in dev-token" in said
+    assert authenticate(first).ok
+    rotated, _ = development_token(new_token=True)
+    assert rotated != first and dev_token.read() == rotated
+    assert not authenticate(first).ok, "the rotated-out token is revoked"
+    assert MCPToken.objects.filter(name=DEV_TOKEN_NAME, revoked_at__isnull=True).count() == 1
+
+
+def test_a_kept_token_that_no_longer_works_is_replaced(shared_data_dir: Path) -> None:
+    dev_token.write("mnem_" + "q" * 43)  # e.g. the database was reset
+    raw, said = development_token()
+    assert raw != "mnem_" + "q" * 43 and authenticate(raw).ok and "new" in said
+
+
+def test_every_printed_config_parses_and_points_at_real_things() -> None:
+    lines = client_configs.describe(URL, "mnem_example")
+    stdio = json.loads(lines[1])["mcpServers"]["mnemosyne"]
+    assert stdio["command"] == sys.executable and Path(stdio["command"]).exists()
+    assert Path(stdio["args"][0]).name == "manage.py" and Path(stdio["args"][0]).exists()
+    assert stdio["args"][1:] == ["mcp_stdio"] and stdio["env"] == {"MNEMOSYNE_TOKEN": "mnem_example"}
+    remote = json.loads(lines[3])["mcpServers"]["mnemosyne"]
+    assert remote["args"] == ["-y", "mcp-remote", URL, "--header", "Authorization:${MNEMOSYNE_AUTH}"]
+    assert remote["env"] == {"MNEMOSYNE_AUTH": "Bearer mnem_example"}
+    assert shlex.split(lines[5]) == [
+        "claude",
+        "mcp",
+        "add",
+        "--transport",
+        "http",
+        "mnemosyne",
+        URL,
+        "--header",
+        "Authorization: Bearer mnem_example",
+    ]
+    local = json.loads(client_configs.describe(URL, None)[1])["mcpServers"]["mnemosyne"]
+    assert local["args"][1:] == ["mcp_stdio", "--local"] and "env" not in local
