@@ -29,8 +29,11 @@ from mcp_server import actions, credentials, jwt_bearer, throttles, tokens
 from mcp_server.credentials import AuthFailure
 from mcp_server.metrics import AUTH_FAILURES, IDENTIFICATIONS
 from mcp_server.principal import Kind, Principal
+from mcp_server.tools import catalog
 from mcp_server.tools.spec import ToolSpec
+from mnemosyne import outages
 from mnemosyne.library.models import Library
+from mnemosyne.outages import Dependency
 
 logger = logging.getLogger(__name__)
 
@@ -191,6 +194,54 @@ class Admission:
     admitted: bool
     # "http", "sse", "stdio" or "grpc": a label for metrics and logs.
     transport: str
+
+
+def decide(
+    credential: str | None,
+    *,
+    tools: Sequence[str] = (),
+    reads: bool = False,
+    lists_tools: bool = False,
+    transport: str,
+    address: str = "",
+) -> Admission | Refusal | None:
+    """A request's admitted caller, why it is refused, or None when it needs no caller — for any
+    transport with a credential per request (HTTP, gRPC).
+
+    An address over its limit of failed authentications is refused (429) before its credential
+    is even looked at, and each bad credential it sends counts (throttles.py). With
+    MCP_REQUIRE_AUTH=false everyone is admitted: as the token it sends, else the local operator.
+    """
+    needs_caller = bool(tools) or reads or (lists_tools and credential is not None)
+    if not needs_caller:
+        return None
+    throttled = settings.MCP_REQUIRE_AUTH and credential and throttles.blocked(throttles.AUTH, address)
+    if throttled:
+        return _throttled(throttled)
+    found = None
+    if credential or settings.MCP_REQUIRE_AUTH:
+        found = identify(credential)
+        outages.succeeded(Dependency.DATABASE)  # identifying the caller read it
+        if credential and isinstance(found, Refusal) and found.failure in _BAD_CREDENTIAL:
+            wait = throttles.failed(throttles.AUTH, address) if settings.MCP_REQUIRE_AUTH else None
+            if wait is not None:
+                return _throttled(wait)
+    if not settings.MCP_REQUIRE_AUTH:
+        principal = found if isinstance(found, Principal) else local("anonymous")
+        return Admission(principal, admitted=True, transport=transport)
+    if found is None or isinstance(found, Refusal):
+        return found
+    specs = [(name, catalog.spec_named(name)) for name in tools]
+    refusal = admit(found, tools=specs, reads=reads)
+    return refusal or Admission(found, admitted=True, transport=transport)
+
+
+_BAD_CREDENTIAL = (AuthFailure.INVALID, AuthFailure.EXPIRED, AuthFailure.REVOKED)
+
+
+def _throttled(wait: int) -> Refusal:
+    AUTH_FAILURES.labels(reason=AuthFailure.THROTTLED.value).inc()
+    return Refusal(AuthFailure.THROTTLED, retry_after=wait)
 
 
 _CURRENT: ContextVar[Admission | None] = ContextVar("mnemosyne_admission", default=None)

@@ -31,15 +31,10 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_server import access, blocking, challenges, envelope, streams, throttles
+from mcp_server import access, blocking, challenges, envelope, streams
 from mcp_server.access import Admission, Refusal
-from mcp_server.credentials import AuthFailure
-from mcp_server.metrics import AUTH_FAILURES
-from mcp_server.principal import Principal
 from mcp_server.server import ADMISSION_STATE
-from mcp_server.tools import catalog
 from mnemosyne import outages
-from mnemosyne.outages import Dependency
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
 
@@ -80,40 +75,15 @@ def bearer_token(headers: Headers) -> str | None:
 def decide(
     credential: str | None, asked: Asked, transport: str, address: str = ""
 ) -> Admission | Refusal | None:
-    """The request's admitted caller, why it is refused, or None when it needs no caller.
-
-    An address over its limit of failed authentications is refused (429) before its credential
-    is even looked at, and each bad credential it sends counts (throttles.py)."""
-    needs_caller = bool(asked.tools) or asked.reads or (asked.lists_tools and credential is not None)
-    if not needs_caller:
-        return None
-    throttled = settings.MCP_REQUIRE_AUTH and credential and throttles.blocked(throttles.AUTH, address)
-    if throttled:
-        return _throttled(throttled)
-    found = None
-    if credential or settings.MCP_REQUIRE_AUTH:
-        found = access.identify(credential)
-        outages.succeeded(Dependency.DATABASE)  # identifying the caller read it
-        if credential and isinstance(found, Refusal) and found.failure in _BAD_CREDENTIAL:
-            wait = throttles.failed(throttles.AUTH, address) if settings.MCP_REQUIRE_AUTH else None
-            if wait is not None:
-                return _throttled(wait)
-    if not settings.MCP_REQUIRE_AUTH:
-        principal = found if isinstance(found, Principal) else access.local("anonymous")
-        return Admission(principal, admitted=True, transport=transport)
-    if found is None or isinstance(found, Refusal):
-        return found
-    tools = [(name, catalog.spec_named(name)) for name in asked.tools]
-    refusal = access.admit(found, tools=tools, reads=asked.reads)
-    return refusal or Admission(found, admitted=True, transport=transport)
-
-
-_BAD_CREDENTIAL = (AuthFailure.INVALID, AuthFailure.EXPIRED, AuthFailure.REVOKED)
-
-
-def _throttled(wait: int) -> Refusal:
-    AUTH_FAILURES.labels(reason=AuthFailure.THROTTLED.value).inc()
-    return Refusal(AuthFailure.THROTTLED, retry_after=wait)
+    """The request's admitted caller, why it is refused, or None when it needs no caller."""
+    return access.decide(
+        credential,
+        tools=asked.tools,
+        reads=asked.reads,
+        lists_tools=asked.lists_tools,
+        transport=transport,
+        address=address,
+    )
 
 
 def client_address(scope: Scope) -> str:

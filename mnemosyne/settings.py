@@ -65,6 +65,8 @@ SECURE_CSP = {
     "object-src": ["'none'"],
 }
 PORT = envint("PORT", 8001, minimum=1, maximum=65535)
+# `manage.py serve_grpc`: the gRPC ToolService's port.
+MCP_GRPC_PORT = envint("MCP_GRPC_PORT", 50051, minimum=1, maximum=65535)
 
 MNEMOSYNE_DATA_DIR = Path(envstr("MNEMOSYNE_DATA_DIR", str(BASE_DIR / ".mnemosyne"))).expanduser().resolve()
 

@@ -1,0 +1,36 @@
+"""The gRPC server: ToolService, the standard health service and server reflection (grpcio)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from mcp_server.grpc_tools import tool_service_pb2 as pb
+from mcp_server.grpc_tools import tool_service_pb2_grpc as pb_grpc
+from mcp_server.grpc_tools.service import ToolService, max_message_bytes
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ToolService"].full_name
+WORKERS = 16
+
+
+def build(address: str) -> tuple[grpc.Server, int]:
+    """A server listening on `address` (host:port; port 0 picks one), not yet started; its port."""
+    limit = max_message_bytes()
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="grpc"),
+        options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],
+    )
+    pb_grpc.add_ToolServiceServicer_to_server(ToolService(), server)
+    checker = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(checker, server)
+    for name in ("", SERVICE_NAME):
+        checker.set(name, health_pb2.HealthCheckResponse.SERVING)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+        server,
+    )
+    port = server.add_insecure_port(address)
+    return server, port
