@@ -97,17 +97,20 @@ async def _searches(
             while time.monotonic() < end:
                 body = _call("search", {"query": next(order), "limit": 20}, number)
                 started = time.perf_counter()
+                failure = None
                 try:
                     response = await client.post("/mcp/", content=body)
-                    ok = response.status_code == 200 and not sse_payload(response).get("result", {}).get(
-                        "isError"
-                    )
-                except (httpx.HTTPError, ValueError, RuntimeError):
-                    ok = False
-                if ok:
+                    if response.status_code != 200:
+                        failure = f"HTTP {response.status_code}: {response.text[:120]}"
+                    elif (result := sse_payload(response).get("result", {})).get("isError"):
+                        failure = f"tool error: {json.dumps(result.get('content'))[:120]}"
+                except (httpx.HTTPError, ValueError, RuntimeError) as exc:
+                    failure = f"{type(exc).__name__}: {str(exc)[:120]}"
+                if failure is None:
                     run.latencies_ms.append((time.perf_counter() - started) * 1000)
                 else:
                     run.errors += 1
+                    run.error_kinds[failure] = run.error_kinds.get(failure, 0) + 1
 
         started = time.monotonic()
         await asyncio.gather(*(one_client(n) for n in range(clients)))

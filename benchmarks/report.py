@@ -110,6 +110,11 @@ def _load(load: LoadResult) -> list[str]:
             f"| {number(run.p99, 0)} | {run.errors} |"
         )
     lines.append("")
+    for run in runs:
+        for kind, count in sorted(run.error_kinds.items()):
+            lines.append(f"- {run.label}, error ×{count}: `{kind}`")
+    if any(run.error_kinds for run in runs):
+        lines.append("")
     if len(load.runs) == 2 and load.runs[0].calls_per_second > 0:
         ratio = load.runs[1].calls_per_second / load.runs[0].calls_per_second
         lines += [f"2 workers against 1: {number(ratio, 2)}× the calls/s.", ""]

@@ -257,6 +257,8 @@ class LoadRun:
     seconds: float
     latencies_ms: list[float] = field(default_factory=list)
     errors: int = 0
+    # What each error was (an HTTP status and its start, a tool error, an exception), with counts.
+    error_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def calls_per_second(self) -> float:

@@ -71,7 +71,15 @@ def mcp_server(log_path: Path, *, workers: int = 1, env: dict[str, str] | None =
         environment["PROMETHEUS_MULTIPROC_DIR"] = str(shared)
     with log_path.open("wb") as log_file:
         process = subprocess.Popen(
-            [*command, "--port", str(port), "--no-access-log"],
+            [
+                *command,
+                "--port",
+                str(port),
+                "--no-access-log",
+                # As `serve` runs it.
+                "--timeout-keep-alive",
+                str(settings.HTTP_KEEP_ALIVE_SECONDS),
+            ],
             cwd=ROOT,
             env=environment,
             stdout=log_file,

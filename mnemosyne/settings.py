@@ -65,6 +65,9 @@ SECURE_CSP = {
     "object-src": ["'none'"],
 }
 PORT = envint("PORT", 8001, minimum=1, maximum=65535)
+# Seconds an idle HTTP keep-alive connection stays open (`serve`; uvicorn's own default is 5). Under
+# load a worker busy for seconds could close a connection just as a request arrived on it.
+HTTP_KEEP_ALIVE_SECONDS = envint("HTTP_KEEP_ALIVE_SECONDS", 30, minimum=1, maximum=3600)
 # `manage.py serve_grpc`: the gRPC ToolService's port.
 MCP_GRPC_PORT = envint("MCP_GRPC_PORT", 50051, minimum=1, maximum=65535)
 

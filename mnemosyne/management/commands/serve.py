@@ -69,6 +69,7 @@ class Command(BaseCommand):
             # Our LOGGING (settings) formats uvicorn's records too, at LOG_LEVEL.
             log_config=None,
             log_level=settings.LOG_LEVEL.lower(),
+            timeout_keep_alive=settings.HTTP_KEEP_ALIVE_SECONDS,
         )
 
     def _share_metrics(self) -> None:
