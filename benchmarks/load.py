@@ -195,14 +195,16 @@ def _mixed(base: str, queries: Sequence[str], corpus_10x: Path, *, seconds: floa
     texts = _abstracts(corpus_10x)
     mixed = MixedLoad(writers=MIXED_WRITERS, searchers=MIXED_SEARCHERS, seconds=seconds)
     counter = itertools.count()
+    # Every write a new item, whatever earlier runs left in this index.
+    run_id = f"{time.time_ns():x}"
 
     async def write(client: httpx.AsyncClient, into: list[float], server: list[float]) -> None:
         number = next(counter)
         arguments = {
             "collection_uid": collection.uid,
             "title": f"mixed {number}",
-            "text": texts[number % len(texts)] + f"\n\n(copy {number})",
-            "external_id": f"mixed-{number}",
+            "text": texts[number % len(texts)] + f"\n\n(copy {run_id}-{number})",
+            "external_id": f"mixed-{run_id}-{number}",
         }
         started = time.perf_counter()
         try:
@@ -213,7 +215,7 @@ def _mixed(base: str, queries: Sequence[str], corpus_10x: Path, *, seconds: floa
         if result and not result.get("isError"):
             into.append((time.perf_counter() - started) * 1000)
             server.append(float(result.get("_meta", {}).get("elapsed_ms", float("nan"))))
-            mixed.written.append(f"mixed-{number}")
+            mixed.written.append(f"mixed-{run_id}-{number}")
         else:
             mixed.write_errors += 1
 
