@@ -1,8 +1,8 @@
-"""python manage.py serve [--demo] [--host H] [--port P] [--workers N]
+"""python manage.py serve [--demo [--new-token]] [--host H] [--port P] [--workers N]
 
-Migrates, and with --demo ingests the project's docs/ into a demo library,
-creates a development token and prints a Claude Desktop config, then serves
-the ASGI app with uvicorn until interrupted.
+Migrates, and with --demo ingests the project's docs/ into a demo library, keeps a development
+token across restarts (mcp_server/dev_token.py) and prints client configs for it, then serves the
+ASGI app with uvicorn until interrupted.
 """
 
 from __future__ import annotations
