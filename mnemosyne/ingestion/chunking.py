@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from mnemosyne.ingestion import tables
+from mnemosyne.ingestion.markdown_lines import MarkdownHeading, scan_lines, starts_fence
 from mnemosyne.library.sections import SECTION_SEPARATOR
 
 TokenCounter = Callable[[str], int]
@@ -19,9 +20,6 @@ TokenCounter = Callable[[str], int]
 TokenLocator = Callable[[str], Sequence[int]]
 # Tokens in text[start:end].
 _SpanCounter = Callable[[int, int], int]
-
-_HEADING = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
-_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 # Ever finer places to split a unit that is too large, coarsest first. Each break swallows the
 # whitespace around it, so the parts of a trimmed span come out trimmed.
@@ -48,21 +46,6 @@ class ChunkSpan:
     locations: tuple[tuple[int, float, float, float, float], ...] = ()
     # OCR'd text: the recogniser's mean confidence over its lines; None for a text layer.
     ocr_confidence: float | None = None
-
-
-@dataclass(frozen=True)
-class MarkdownHeading:
-    level: int
-    title: str
-    line_start: int
-    line_end: int
-
-
-def iter_markdown_headings(text: str) -> Iterator[MarkdownHeading]:
-    """ATX headings outside fenced code blocks, in document order."""
-    for line in _scan_lines(text, markdown=True):
-        if line.heading is not None:
-            yield line.heading
 
 
 def chunk_text(
@@ -192,13 +175,6 @@ def assign_pages(spans: list[ChunkSpan], page_starts: Sequence[int]) -> list[Chu
     return [replace(span, page=max(1, bisect_right(page_starts, span.char_start))) for span in spans]
 
 
-class _Line(NamedTuple):
-    start: int
-    end: int
-    blank: bool
-    heading: MarkdownHeading | None
-
-
 class _Span(NamedTuple):
     start: int
     end: int
@@ -212,36 +188,6 @@ class _Section:
     paragraphs: list[tuple[int, int]] = field(default_factory=list)
 
 
-def _scan_lines(text: str, *, markdown: bool) -> Iterator[_Line]:
-    fence: str | None = None  # the opening marker while inside a fenced code block
-    start = 0
-    for line in text.split("\n"):
-        end = start + len(line)
-        blank = not line.strip()
-        heading = None
-        if markdown and not blank:
-            lead = line.lstrip(" ")[:1]
-            if fence is not None:
-                if lead == fence[0] and _closes_fence(line, fence):
-                    fence = None
-                # Blank lines inside a fence do not end its paragraph.
-                yield _Line(start, end, False, None)
-                start = end + 1
-                continue
-            if lead in ("`", "~") and (opening := _FENCE_OPEN.match(line)):
-                fence = opening.group(1)
-            elif lead == "#" and (match := _HEADING.fullmatch(line)) and match.group(2):
-                heading = MarkdownHeading(len(match.group(1)), match.group(2).strip(), start, end)
-        yield _Line(start, end, blank and fence is None, heading)
-        start = end + 1
-
-
-def _closes_fence(line: str, fence: str) -> bool:
-    stripped = line.strip()
-    indent = len(line) - len(line.lstrip(" "))
-    return indent <= 3 and len(stripped) >= len(fence) and stripped == fence[0] * len(stripped)
-
-
 def _sections(text: str, *, markdown: bool) -> list[_Section]:
     sections = [_Section(path="", starts_with_heading=False)]
     stack: list[MarkdownHeading] = []
@@ -252,7 +198,7 @@ def _sections(text: str, *, markdown: bool) -> list[_Section]:
             sections[-1].paragraphs.append((paragraph[0], paragraph[1]))
             paragraph.clear()
 
-    for line in _scan_lines(text, markdown=markdown):
+    for line in scan_lines(text, markdown=markdown):
         if line.heading is not None:
             close_paragraph()
             while stack and stack[-1].level >= line.heading.level:
@@ -372,7 +318,7 @@ def _glue_heading(text: str, pieces: list[_Span], max_tokens: int, count: _SpanC
     room = max_tokens - pieces[0].tokens
     if room <= 0 or pieces[0].tokens + pieces[1].tokens <= max_tokens:
         return
-    if _FENCE_OPEN.match(text, pieces[1].start) is None:
+    if not starts_fence(text, pieces[1].start):
         pieces[1:2] = _refine(text, pieces[1], (_SENTENCE_BREAK,), room, count)
 
 

@@ -103,7 +103,8 @@ def ingest_config_signature(embedder: Embedder) -> str:
     """What, besides the bytes, decides an item's chunks; a change re-ingests it."""
     return (
         f"{embedder.model_id}|{settings.CHUNK_MAX_TOKENS}|{settings.CHUNK_OVERLAP_TOKENS}"
-        f"|{settings.CHUNK_SECTION_TOKENS}|{settings.OCR}|v3"
+        # v4: setext Markdown headings (`Title` over `===`/`---`) cut sections too.
+        f"|{settings.CHUNK_SECTION_TOKENS}|{settings.OCR}|v4"
     )
 
 

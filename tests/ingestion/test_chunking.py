@@ -8,12 +8,8 @@ import time
 
 import pytest
 
-from mnemosyne.ingestion.chunking import (
-    SECTION_SEPARATOR,
-    ChunkSpan,
-    chunk_text,
-    iter_markdown_headings,
-)
+from mnemosyne.ingestion.chunking import SECTION_SEPARATOR, ChunkSpan, chunk_text
+from mnemosyne.ingestion.markdown_lines import iter_markdown_headings
 from mnemosyne.ingestion.normalising import normalise_text
 
 
@@ -306,3 +302,27 @@ def test_a_megabyte_of_markdown_chunks_in_well_under_a_second() -> None:
     # Generous bound so a busy machine does not fail the test; typical runs take a fraction of it.
     assert time.perf_counter() - started < 2.0
     assert chunks[-1].char_end == len(text)
+
+
+def test_setext_headings_are_headings_of_both_kinds() -> None:
+    # Once: `Title\n=====` gave no section at all.
+    text = "Install\n=======\n\nRun the installer.\n\nOn Linux\n--------\n\nUse the package.\n"
+    headings = list(iter_markdown_headings(text))
+    assert [(h.level, h.title) for h in headings] == [(1, "Install"), (2, "On Linux")]
+    assert text[headings[1].line_start : headings[1].line_end] == "On Linux\n--------"
+    sections = [c.section_path for c in chunk(text, max_tokens=6)]
+    assert sections[-1] == f"Install{SECTION_SEPARATOR}On Linux"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Some prose.\n\n---\n\nMore prose.",  # a thematic break after a blank line
+        "- a list item\n---",  # a list item is not a title
+        "    indented code\n====",  # nor is indented code
+        "```\nTitle\n=====\n```",  # nor anything inside a fence
+        "First line of a paragraph\nsecond line\n---",  # only one-line paragraphs become headings here
+    ],
+)
+def test_what_is_not_a_setext_heading(text: str) -> None:
+    assert list(iter_markdown_headings(text)) == []

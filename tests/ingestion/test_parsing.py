@@ -103,3 +103,8 @@ def test_parse_file_refuses_an_unsupported_file_before_reading_it(tmp_path: Path
 def test_parse_file_reports_a_file_it_cannot_read(tmp_path: Path) -> None:
     with pytest.raises(UnreadableFile, match="cannot read file"):
         parse_file(tmp_path / "missing.txt")
+
+
+def test_a_setext_title_names_a_markdown_file() -> None:
+    parsed = parse_bytes(b"Release notes\n=============\n\nWhat changed.\n", filename="notes.md")
+    assert parsed.title == "Release notes"

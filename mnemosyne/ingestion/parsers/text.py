@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from mnemosyne.ingestion.chunking import iter_markdown_headings
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, title_from_filename
+from mnemosyne.ingestion.markdown_lines import iter_markdown_headings
 from mnemosyne.ingestion.normalising import normalise_text
 
 # Front matter must open with a `key:` line, so a leading thematic break (`---`) keeps its text.
