@@ -112,50 +112,36 @@ def record_write_call(
 
 
 def take_throttle_slot(key: str, limit: int, now: datetime | None = None) -> int | None:
-    """Count one event under `key` in this minute's window; seconds to wait when the count is over
-    `limit`, else None. One statement in PostgreSQL, so every worker and host shares the count."""
-    now = now or timezone.now()
-    window = now.replace(second=0, microsecond=0)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO mcp_server_mcpthrottlewindow (key, window_start, count) VALUES (%s, %s, 1) "
-            "ON CONFLICT (key, window_start) DO UPDATE "
-            "SET count = mcp_server_mcpthrottlewindow.count + 1 RETURNING count",
-            [key[:200], window],
-        )
-        row = cursor.fetchone()
-        assert row is not None
-        if row[0] == 1:
-            # As below: the first event of a key's new minute clears every finished window.
-            cursor.execute("DELETE FROM mcp_server_mcpthrottlewindow WHERE window_start < %s", [window])
-    return None if row[0] <= limit else max(1, 60 - now.second)
+    """Count one event under `key` (abuse limits, throttles.py) against `limit` per minute; seconds
+    to wait when over it, else None."""
+    return _take_slot("mcp_server_mcpthrottlewindow", "key", key[:200], limit, now)
 
 
 def take_rate_limit_slot(token: MCPToken, now: datetime | None = None) -> int | None:
-    """Count a call against the token's per-minute limit; seconds to wait when over it, else None.
-
-    One statement in PostgreSQL, so every worker and host shares the count.
-    """
+    """Count a call against the token's per-minute limit; seconds to wait when over it, else None."""
     if not token.rate_limit_per_minute:
         return None
+    return _take_slot("mcp_server_mcpratewindow", "token_id", token.pk, token.rate_limit_per_minute, now)
+
+
+def _take_slot(table: str, key_column: str, key: str | int, limit: int, now: datetime | None) -> int | None:
+    """Count one event in `key`'s fixed one-minute window of `table`: one statement in PostgreSQL,
+    so every worker and host shares the count. The first event of a new minute clears the table's
+    finished windows (every key's), so it holds about one row per key active this minute."""
     now = now or timezone.now()
     window = now.replace(second=0, microsecond=0)
     with connection.cursor() as cursor:
         cursor.execute(
-            "INSERT INTO mcp_server_mcpratewindow (token_id, window_start, count) VALUES (%s, %s, 1) "
-            "ON CONFLICT (token_id, window_start) DO UPDATE "
-            "SET count = mcp_server_mcpratewindow.count + 1 RETURNING count",
-            [token.pk, window],
+            f"INSERT INTO {table} ({key_column}, window_start, count) VALUES (%s, %s, 1) "
+            f"ON CONFLICT ({key_column}, window_start) DO UPDATE "
+            f"SET count = {table}.count + 1 RETURNING count",
+            [key, window],
         )
         row = cursor.fetchone()
         assert row is not None
         if row[0] == 1:
-            # The first call of a new minute clears the finished windows (every token's), so the
-            # table holds about one row per token calling this minute.
-            cursor.execute("DELETE FROM mcp_server_mcpratewindow WHERE window_start < %s", [window])
-    if row[0] <= token.rate_limit_per_minute:
-        return None
-    return max(1, 60 - now.second)
+            cursor.execute(f"DELETE FROM {table} WHERE window_start < %s", [window])
+    return None if row[0] <= limit else max(1, 60 - now.second)
 
 
 @transaction.atomic

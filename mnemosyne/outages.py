@@ -90,10 +90,6 @@ def succeeded(dependency: Dependency) -> None:
         )
 
 
-def in_outage(dependency: Dependency) -> bool:
-    return dependency in _outages
-
-
 def summary(exc: BaseException) -> str:
     """The error's type and the first line of its message, cut short."""
     lines = str(exc).strip().splitlines()

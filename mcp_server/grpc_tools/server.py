@@ -5,12 +5,13 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
+from django.conf import settings
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from mcp_server.grpc_tools import tool_service_pb2 as pb
 from mcp_server.grpc_tools import tool_service_pb2_grpc as pb_grpc
-from mcp_server.grpc_tools.service import ToolService, max_message_bytes
+from mcp_server.grpc_tools.service import ToolService
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ToolService"].full_name
 WORKERS = 16
@@ -18,7 +19,7 @@ WORKERS = 16
 
 def build(address: str) -> tuple[grpc.Server, int]:
     """A server listening on `address` (host:port; port 0 picks one), not yet started; its port."""
-    limit = max_message_bytes()
+    limit = settings.MCP_MAX_REQUEST_BODY_BYTES  # as over HTTP
     server = grpc.server(
         ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="grpc"),
         options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],

@@ -16,7 +16,6 @@ import json
 from typing import Any
 
 import grpc
-from django.conf import settings
 
 from mcp_server import access, blocking, tool_calls
 from mcp_server.access import Admission, Refusal
@@ -162,7 +161,3 @@ def _abort(context: grpc.ServicerContext, refusal: Refusal) -> None:
     if refusal.retry_after:
         context.set_trailing_metadata((("retry-after", str(refusal.retry_after)),))
     context.abort(status, refusal.message)
-
-
-def max_message_bytes() -> int:
-    return int(settings.MCP_MAX_REQUEST_BODY_BYTES)

@@ -18,8 +18,6 @@ from PIL import Image
 
 from mnemosyne.ingestion.layout.lines import Line, normalise_chars
 
-logger = logging.getLogger(__name__)
-
 # Recognised lines the recogniser is less sure of than this are dropped (rapidocr's own default).
 MIN_CONFIDENCE = 0.5
 # Images are read at up to this many pixels a side. rapidocr's default (2,000) shrinks a page

@@ -9,7 +9,6 @@ configured, and MMR applied when diversity is asked for.
 from __future__ import annotations
 
 import contextvars
-import logging
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -41,8 +40,6 @@ from mnemosyne.search.types import (
     SearchResponse,
 )
 from mnemosyne.tracing import tracer
-
-logger = logging.getLogger(__name__)
 
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 20_000
