@@ -17,6 +17,30 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# Fake AWS credentials for a child process that talks to moto's S3 server: nothing from the
+# developer's ~/.aws or an instance's metadata service.
+FAKE_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "AKIAFAKEFORTESTS0000",
+    "AWS_SECRET_ACCESS_KEY": "fake-secret-never-in-messages",
+    "AWS_CONFIG_FILE": "/nonexistent",
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+def create_bucket(endpoint_url: str, bucket: str) -> None:
+    """A bucket on moto's server, made behind the server under test's back."""
+    import boto3
+
+    boto3.session.Session().client(
+        "s3",
+        endpoint_url=endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id=FAKE_AWS_ENV["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=FAKE_AWS_ENV["AWS_SECRET_ACCESS_KEY"],
+    ).create_bucket(Bucket=bucket)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from django.contrib.auth.models import User
 from moto.server import ThreadedMotoServer
@@ -23,17 +22,9 @@ from mcp_server.actions import create_token
 from mnemosyne.library.models import Collection, Item, Library
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import post, rpc, sse_payload
-from tests.servers import free_port, uvicorn_server
+from tests.servers import FAKE_AWS_ENV, create_bucket, free_port, uvicorn_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-CREDENTIALS = {
-    "AWS_ACCESS_KEY_ID": "AKIAFAKEFORFAULTS000",
-    "AWS_SECRET_ACCESS_KEY": "fake-fault-secret",
-    "AWS_CONFIG_FILE": "/nonexistent",
-    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
-    "AWS_EC2_METADATA_DISABLED": "true",
-}
 
 
 def call(base: str, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -68,20 +59,14 @@ class MotoOnPort:
 def moto() -> Iterator[MotoOnPort]:
     server = MotoOnPort()
     server.start()
-    boto3.session.Session().client(
-        "s3",
-        endpoint_url=f"http://127.0.0.1:{server.port}",
-        region_name="us-east-1",
-        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-    ).create_bucket(Bucket="faults")
+    create_bucket(f"http://127.0.0.1:{server.port}", "faults")
     yield server
     server.stop()
 
 
 def test_s3_refusing_connections_is_reported_and_recovered_from(tmp_path: Path, moto: MotoOnPort) -> None:
     env = {
-        **CREDENTIALS,
+        **FAKE_AWS_ENV,
         "CHUNK_STORE": "s3",
         "S3_BUCKET": "faults",
         "S3_ENDPOINT_URL": f"http://127.0.0.1:{moto.port}",

@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import boto3
 import psycopg
 import pytest
 from django.contrib.auth.models import User
@@ -23,16 +22,12 @@ from mcp_server.actions import create_token
 from mnemosyne.embedding import Embedder
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import post, rpc, sse_payload
-from tests.servers import ROOT, database_url, uvicorn_server
+from tests.servers import FAKE_AWS_ENV, ROOT, create_bucket, database_url, uvicorn_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 S3 = {
-    "AWS_ACCESS_KEY_ID": "AKIAFAKEFORBACKUPS00",
-    "AWS_SECRET_ACCESS_KEY": "fake-backup-secret",
-    "AWS_CONFIG_FILE": "/nonexistent",
-    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
-    "AWS_EC2_METADATA_DISABLED": "true",
+    **FAKE_AWS_ENV,
     "S3_REGION": "us-east-1",
 }
 
@@ -43,13 +38,7 @@ def s3_env() -> Iterator[dict[str, str]]:
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
-    boto3.session.Session().client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id=S3["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=S3["AWS_SECRET_ACCESS_KEY"],
-    ).create_bucket(Bucket="restored")
+    create_bucket(endpoint, "restored")
     try:
         yield {**S3, "CHUNK_STORE": "s3", "S3_BUCKET": "restored", "S3_ENDPOINT_URL": endpoint}
     finally:
