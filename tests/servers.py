@@ -41,6 +41,29 @@ def create_bucket(endpoint_url: str, bucket: str) -> None:
     ).create_bucket(Bucket=bucket)
 
 
+def run_manage(
+    data_dir: Path, database_url: str, *args: str, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """`manage.py ARGS` in a child process on `database_url` and `data_dir`, its output captured."""
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+        "DATABASE_URL": database_url,
+        "MNEMOSYNE_DATA_DIR": str(data_dir),
+        "DEBUG": "true",
+        "LOG_LEVEL": "warning",
+        **(env or {}),
+    }
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -10,9 +10,7 @@ write either happened whole or not at all.
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +24,7 @@ import psycopg
 import pytest
 
 from tests.mcp_server.clients import post, rpc, sse_payload
-from tests.servers import ROOT, uvicorn_server
+from tests.servers import run_manage, uvicorn_server
 
 # How long the database stays down, and the most the server may take to answer normally after.
 DOWN_SECONDS = 8.0
@@ -74,17 +72,7 @@ def private_postgres(tmp_path: Path) -> Iterator[PrivatePostgres]:
 
 
 def manage(data_dir: Path, database_url: str, *args: str) -> str:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
-        "DATABASE_URL": database_url,
-        "MNEMOSYNE_DATA_DIR": str(data_dir),
-        "DEBUG": "true",
-        "LOG_LEVEL": "warning",
-    }
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
+    done = run_manage(data_dir, database_url, *args, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -5,9 +5,6 @@ the same answers and texts; backed up again from S3, with the same objects."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +19,8 @@ from mcp_server.actions import create_token
 from mnemosyne.embedding import Embedder
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import post, rpc, sse_payload
-from tests.servers import FAKE_AWS_ENV, ROOT, create_bucket, database_url, uvicorn_server
+from tests.servers import FAKE_AWS_ENV, create_bucket, database_url, uvicorn_server
+from tests.servers import run_manage as manage
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,28 +55,6 @@ def other_database() -> Iterator[str]:
     finally:
         with psycopg.connect(database_url(), autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def manage(
-    data_dir: Path, url: str, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    environment = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
-        "DATABASE_URL": url,
-        "MNEMOSYNE_DATA_DIR": str(data_dir),
-        "DEBUG": "true",
-        "LOG_LEVEL": "warning",
-        **(env or {}),
-    }
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def answers(base: str, token: str) -> list[tuple[str, str]]:
