@@ -2,6 +2,8 @@
 
 Every front door (HTTP, stdio, gRPC) resolves a Principal here once per request, from a credential:
 - `mnem_…` tokens (credentials.authenticate): scopes, tool whitelist, libraries, rate limit, signing;
+- `mnoa_…` access tokens of the built-in OAuth server (MCP_OAUTH=builtin; mcp_server/oauth): the
+  scopes and libraries the user consented to; bound to this server's /mcp (RFC 8707);
 - any other bearer token, when MCP_JWT_ISSUER is set: a JWT (jwt_bearer), with the scopes and
   libraries its claims grant; no whitelist, rate limit or signing (those are settings of our tokens);
 - no credential, when MCP_ANONYMOUS_READ is on: scope "read" only, within MCP_ANONYMOUS_LIBRARIES;
@@ -28,6 +30,8 @@ from django.conf import settings
 from mcp_server import actions, credentials, jwt_bearer, throttles, tokens
 from mcp_server.credentials import AuthFailure
 from mcp_server.metrics import AUTH_FAILURES, IDENTIFICATIONS
+from mcp_server.oauth import config as oauth_config
+from mcp_server.oauth import grants as oauth_grants
 from mcp_server.principal import Kind, Principal
 from mcp_server.tools import catalog
 from mcp_server.tools.spec import ToolSpec
@@ -98,6 +102,8 @@ def _identify(credential: str | None) -> Principal | Refusal:
         if settings.MCP_ANONYMOUS_READ:
             return _anonymous()
         return Refusal(AuthFailure.MISSING)
+    if credential.startswith(oauth_config.ACCESS_PREFIX) and oauth_config.enabled():
+        return _oauth(credential)
     config = jwt_bearer.JWTConfig.from_settings()
     if credential.startswith(tokens.TOKEN_PREFIX) or config is None:
         result = credentials.authenticate(credential)
@@ -123,6 +129,20 @@ def _identify(credential: str | None) -> Principal | Refusal:
         scopes=verified.scopes,
         subject=subject,
         library_ids=_library_ids(verified.library_uids),
+    )
+
+
+def _oauth(credential: str) -> Principal | Refusal:
+    found = oauth_grants.authenticate(credential)
+    if isinstance(found, AuthFailure):
+        return Refusal(found)
+    grant = found.grant
+    return Principal(
+        kind=Kind.OAUTH,
+        actor=grant.user.get_username(),
+        scopes=found.scopes,
+        subject=f"oauth:{grant.pk}",
+        library_ids=found.library_ids,
     )
 
 

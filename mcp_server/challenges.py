@@ -13,6 +13,7 @@ from starlette.types import Scope
 
 from mcp_server.access import Refusal
 from mcp_server.credentials import AuthFailure
+from mcp_server.oauth import config as oauth_config
 
 WELL_KNOWN_PATH = "/.well-known/oauth-protected-resource/mcp"
 
@@ -33,9 +34,13 @@ def resource_metadata_url(scope: Scope) -> str:
 def protected_resource_metadata(scope: Scope) -> dict[str, Any]:
     """RFC 9728 metadata for /mcp: bearer tokens in the header only, scopes read and write."""
     base = public_base_url(scope)
+    resource, servers = f"{base}/mcp", list(settings.MCP_AUTHORIZATION_SERVERS)
+    if oauth_config.enabled():
+        # Tokens of the built-in server are bound to its resource; it is the first to ask.
+        resource, servers = oauth_config.resource(), [oauth_config.issuer(), *servers]
     return {
-        "resource": f"{base}/mcp",
-        "authorization_servers": list(settings.MCP_AUTHORIZATION_SERVERS),
+        "resource": resource,
+        "authorization_servers": servers,
         "bearer_methods_supported": ["header"],
         "scopes_supported": ["read", "write"],
         "resource_name": "Mnemosyne",

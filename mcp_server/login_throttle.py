@@ -1,6 +1,7 @@
-"""Failed admin logins throttled per client address (ADMIN_LOGIN_FAILURES_PER_MINUTE): each failure
-Django reports (the `user_login_failed` signal) counts; an address over the limit gets 429 for the
-rest of the minute on the login form — the right password too."""
+"""Failed logins (the admin's and OAuth sign-in's) throttled per client address
+(ADMIN_LOGIN_FAILURES_PER_MINUTE): each failure Django reports (the `user_login_failed` signal)
+counts; an address over the limit gets 429 for the rest of the minute on the login forms — the
+right password too."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ class LoginThrottleMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.method == "POST" and request.path == reverse("admin:login"):
+        if request.method == "POST" and request.path in (reverse("admin:login"), reverse("oauth-login")):
             wait = throttles.blocked(throttles.LOGIN, _address(request))
             if wait is not None:
                 response = HttpResponse(

@@ -155,3 +155,81 @@ class MCPThrottleWindow(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["key", "window_start"], name="mcp_throttle_window_unique"),
         ]
+
+
+class OAuthClient(models.Model):
+    """An OAuth client: registered dynamically (RFC 7591) or known by its client ID metadata document
+    (a client_id that is an https URL, fetched and cached)."""
+
+    client_id = models.CharField(max_length=2000, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    # The SDK's OAuthClientInformationFull as JSON. A confidential client's secret is kept as issued:
+    # the SDK's token endpoint compares it (it is worth nothing without a user's consent and PKCE).
+    information = models.JSONField(default=dict)
+    from_metadata_document = models.BooleanField(default=False)
+    fetched_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "OAuth client"
+
+    def __str__(self) -> str:
+        return self.name or self.client_id
+
+
+class OAuthGrant(models.Model):
+    """One sign-in: a user's consent for a client to act with these scopes on these libraries.
+    Its codes and tokens die with it (revoked in the admin, at /revoke, or on a reused code)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oauth_grants")
+    client = models.ForeignKey(OAuthClient, on_delete=models.CASCADE, related_name="grants")
+    scopes = models.JSONField(default=list)
+    # Empty means every library, as for a token.
+    libraries = models.ManyToManyField("library.Library", blank=True, related_name="+")
+    # The RFC 8707 resource (this server's /mcp) its tokens are bound to.
+    resource = models.CharField(max_length=2000)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "OAuth grant"
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.client}"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+
+class OAuthCode(models.Model):
+    """An authorization code (its digest), usable once before it expires."""
+
+    digest = models.CharField(max_length=64, unique=True)
+    grant = models.ForeignKey(OAuthGrant, on_delete=models.CASCADE, related_name="codes")
+    code_challenge = models.CharField(max_length=128)
+    redirect_uri = models.TextField()
+    redirect_uri_provided_explicitly = models.BooleanField(default=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+
+class OAuthToken(models.Model):
+    """An access or refresh token (its digest) of a grant. Refreshing rotates both: the old pair is
+    retired, and a retired refresh token presented again revokes the whole grant."""
+
+    class Kind(models.TextChoices):
+        ACCESS = "access", "Access"
+        REFRESH = "refresh", "Refresh"
+
+    digest = models.CharField(max_length=64, unique=True)
+    grant = models.ForeignKey(OAuthGrant, on_delete=models.CASCADE, related_name="tokens")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    # The grant's scopes, or fewer when a refresh asked for fewer.
+    scopes = models.JSONField(default=list)
+    expires_at = models.DateTimeField()
+    retired_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)

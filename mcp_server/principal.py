@@ -12,6 +12,8 @@ from mcp_server.models import MCPToken
 class Kind(enum.StrEnum):
     TOKEN = "token"
     JWT = "jwt"
+    # An access token of the built-in OAuth authorization server (mcp_server/oauth).
+    OAUTH = "oauth"
     ANONYMOUS = "anonymous"
     # The operator on this machine: stdio with --local, or HTTP with MCP_REQUIRE_AUTH=false.
     LOCAL = "local"
@@ -20,11 +22,12 @@ class Kind(enum.StrEnum):
 @dataclass(frozen=True)
 class Principal:
     kind: Kind
-    # Who, in audit rows: the token owner's username, "jwt:<sub>", "anonymous" or "local".
+    # Who, in audit rows: the username (token owner, OAuth user), "jwt:<sub>", "anonymous" or "local".
     actor: str
     scopes: frozenset[str]
     token: MCPToken | None = None
-    # Which caller an approval belongs to when there is no token row: "jwt:<sub>", "anonymous".
+    # Which caller an approval belongs to when there is no token row: "jwt:<sub>", "oauth:<grant>",
+    # "anonymous".
     subject: str = ""
     # The library ids it may see, resolved when it was identified; None: every library.
     library_ids: frozenset[int] | None = None

@@ -10,6 +10,9 @@ MCP_ALLOWED_ORIGINS), refuse bodies over MCP_MAX_REQUEST_BODY_BYTES (413), and p
 mcp_server.http_gate: the caller of a tool call, or of a read of library content, is identified and
 admitted there once (mcp_server.access) and handed to the MCP handlers.
 /.well-known/oauth-protected-resource/mcp   RFC 9728 metadata a 401 points at
+/.well-known/oauth-authorization-server, /authorize, /token, /register, /revoke
+               the built-in OAuth 2.1 authorization server, when MCP_OAUTH=builtin (mcp_server.oauth);
+               its sign-in and consent pages are Django's, under /oauth/
 /mcp/health    {"status": "ok"} after a database round trip, 503 otherwise
 /metrics       Prometheus
 everything else → Django (admin)
@@ -50,6 +53,8 @@ from starlette.types import ASGIApp  # noqa: E402
 from mcp_server import blocking  # noqa: E402
 from mcp_server.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
 from mcp_server.http_gate import MCPGate  # noqa: E402
+from mcp_server.oauth import config as oauth_config  # noqa: E402
+from mcp_server.oauth.routes import oauth_routes  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
 from mnemosyne import outages, tracing  # noqa: E402
 from mnemosyne.allowed_hosts import AllowedHostsMiddleware  # noqa: E402
@@ -158,8 +163,11 @@ def build_app() -> Starlette:
             await anyio.to_thread.run_sync(tracing.shutdown)
 
     admin = cast(ASGIApp, ASGIStaticFilesHandler(django_app) if settings.DEBUG else django_app)
+    # The built-in OAuth authorization server's endpoints (its pages are Django's, under /oauth/).
+    signing_in = oauth_routes() if oauth_config.enabled() else []
     return Starlette(
         routes=[
+            *signing_in,
             Route("/mcp/health", health, methods=["GET"]),
             Route("/health", health, methods=["GET"]),  # the same, where load balancers look first
             Route("/metrics", metrics, methods=["GET"]),

@@ -110,6 +110,17 @@ if not set(MCP_JWT_ALGORITHMS) <= _JWT_ASYMMETRIC or not MCP_JWT_ALGORITHMS:
     )
 # OAuth authorization servers listed in that metadata (issuer URLs); default: the JWT issuer, if any.
 MCP_AUTHORIZATION_SERVERS = envlist("MCP_AUTHORIZATION_SERVERS", [MCP_JWT_ISSUER] if MCP_JWT_ISSUER else [])
+# OAuth 2.1 sign-in with Mnemosyne as its own authorization server (mcp_server/oauth): "builtin", or
+# "off". Its issuer is MCP_PUBLIC_BASE_URL (else http://127.0.0.1:PORT); users sign in with their
+# Django account at /oauth/login/ and consent to scopes and libraries.
+MCP_OAUTH = envchoice("MCP_OAUTH", "off", ["off", "builtin"])
+MCP_OAUTH_ACCESS_TOKEN_SECONDS = envint("MCP_OAUTH_ACCESS_TOKEN_SECONDS", 3600, minimum=60, maximum=86_400)
+MCP_OAUTH_REFRESH_TOKEN_SECONDS = envint(
+    "MCP_OAUTH_REFRESH_TOKEN_SECONDS", 30 * 86_400, minimum=3600, maximum=365 * 86_400
+)
+# Client ID metadata documents (a client_id that is an https URL) are fetched only from public
+# addresses unless this is on (an intranet whose clients publish their documents internally).
+MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS = envbool("MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS", False)
 # Without a token, read tools and resources may be used (scope read only), optionally only within
 # these library uids. Off by default; write tools always need a token.
 MCP_ANONYMOUS_READ = envbool("MCP_ANONYMOUS_READ", False)

@@ -80,10 +80,15 @@ def database_url() -> str:
 
 @contextlib.contextmanager
 def uvicorn_server(
-    data_dir: Path, *, env: dict[str, str] | None = None, workers: int = 1, log_name: str = "uvicorn"
+    data_dir: Path,
+    *,
+    env: dict[str, str] | None = None,
+    workers: int = 1,
+    log_name: str = "uvicorn",
+    port: int | None = None,
 ) -> Iterator[str]:
     """`uvicorn mnemosyne.asgi:app` against the test database; yields its base URL once healthy."""
-    port = free_port()
+    port = port or free_port()
     environment = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",

@@ -1,0 +1,71 @@
+"""Where the built-in authorization server lives, and the shape of what it issues (no database)."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+ACCESS_PREFIX = "mnoa_"
+REFRESH_PREFIX = "mnor_"
+SCOPES = ("read", "write")
+CODE_SECONDS = 300
+# A consent page left open longer than this must be started again from the client.
+CONSENT_SECONDS = 600
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+# Schemes a redirect URI may never have: they run code or read local data in the user's browser.
+_FORBIDDEN_SCHEMES = frozenset(
+    {"javascript", "data", "file", "vbscript", "about", "blob", "ftp", "ws", "wss"}
+)
+
+
+def enabled() -> bool:
+    return bool(settings.MCP_OAUTH == "builtin")
+
+
+def issuer() -> str:
+    """The issuer URL: MCP_PUBLIC_BASE_URL, else this machine on PORT."""
+    configured: str = settings.MCP_PUBLIC_BASE_URL
+    return (configured or f"http://127.0.0.1:{settings.PORT}").rstrip("/")
+
+
+def resource() -> str:
+    """The RFC 8707 resource every token is bound to: this server's MCP endpoint."""
+    return issuer() + "/mcp"
+
+
+def is_this_resource(value: str | None) -> bool:
+    return value is not None and value.rstrip("/") == resource()
+
+
+def new_secret(prefix: str = "") -> str:
+    return prefix + secrets.token_urlsafe(32)
+
+
+def is_loopback(host: str | None) -> bool:
+    return (host or "").strip("[]").lower() in LOOPBACK_HOSTS
+
+
+def redirect_uri_problem(uri: str) -> str | None:
+    """Why a client may not register this redirect URI (OAuth 2.1 §2.3.1, RFC 8252), or None."""
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if not scheme:
+        return f"redirect URI {uri!r} is not absolute"
+    if parts.fragment:
+        return f"redirect URI {uri!r} must not have a fragment"
+    if scheme in _FORBIDDEN_SCHEMES:
+        return f"redirect URI scheme {scheme!r} is not allowed"
+    if scheme in ("http", "https") and not parts.hostname:
+        return f"redirect URI {uri!r} has no host"
+    if scheme == "http" and not is_loopback(parts.hostname):
+        return f"redirect URI {uri!r}: plain http is allowed only on the loopback interface; use https"
+    return None
+
+
+def is_public_address(address: str) -> bool:
+    """Whether an IP address is on the public internet (not loopback, private, link-local, …)."""
+    ip = ipaddress.ip_address(address)
+    return ip.is_global and not ip.is_multicast

@@ -1,0 +1,114 @@
+"""The sign-in and consent pages (Django views): a signed-in user sees which client asks for which
+scopes, picks the scopes and libraries to grant, and is sent back to the client with a code (or
+with access_denied). The request comes from /authorize signed (provider.py); it cannot be edited."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.contrib.auth.views import LoginView
+from django.core import signing
+from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import render
+from django.utils.csp import CSP
+from django.views.decorators.http import require_http_methods
+from mcp.server.auth.provider import construct_redirect_uri
+
+from mcp_server.models import OAuthClient
+from mcp_server.oauth import config, grants
+from mcp_server.oauth.provider import CONSENT_SALT
+from mnemosyne.library.models import Library
+
+LOGIN_URL = "/oauth/login/"
+
+
+def _only_when_enabled() -> None:
+    if not config.enabled():
+        raise Http404("OAuth sign-in is off (MCP_OAUTH)")
+
+
+class SignIn(LoginView):
+    template_name = "oauth/login.html"
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        _only_when_enabled()
+        return super().dispatch(request, *args, **kwargs)
+
+
+@login_required(login_url=LOGIN_URL)
+@require_http_methods(["GET", "POST"])
+def consent(request: HttpRequest) -> HttpResponse:
+    _only_when_enabled()
+    try:
+        asked: dict[str, Any] = signing.loads(
+            request.GET.get("request", ""), salt=CONSENT_SALT, max_age=config.CONSENT_SECONDS
+        )
+    except signing.BadSignature:
+        return _page(request, "oauth/expired.html", {}, status=400)
+    client = OAuthClient.objects.filter(client_id=asked["client_id"]).first()
+    if client is None:
+        return _page(request, "oauth/expired.html", {}, status=400)
+    offered = [scope for scope in asked["scopes"] if scope != "write" or request.user.is_staff]
+    libraries = list(Library.objects.order_by("name"))
+    context = {
+        "client": client,
+        "redirect_host": urlsplit(asked["redirect_uri"]).netloc or asked["redirect_uri"],
+        "offered": offered,
+        "refused_write": "write" in asked["scopes"] and "write" not in offered,
+        "libraries": libraries,
+        "error": "",
+    }
+    if request.method == "GET":
+        return _page(request, "oauth/consent.html", context, redirect=asked["redirect_uri"])
+    if request.POST.get("decision") != "allow":
+        return _back(asked, error="access_denied")
+    scopes = [scope for scope in offered if request.POST.get(f"scope_{scope}")]
+    chosen = {int(pk) for pk in request.POST.getlist("library") if pk.isdigit()}
+    every_library = request.POST.get("all_libraries") == "on"
+    if not scopes or not (every_library or chosen):
+        context["error"] = "Choose at least one scope and either every library or some of them."
+        return _page(request, "oauth/consent.html", context, status=400, redirect=asked["redirect_uri"])
+    given = grants.Consent(
+        client_id=client.client_id,
+        scopes=scopes,
+        redirect_uri=asked["redirect_uri"],
+        redirect_uri_provided_explicitly=asked["explicit"],
+        code_challenge=asked["code_challenge"],
+        resource=asked["resource"],
+    )
+    confined = [] if every_library else [library for library in libraries if library.pk in chosen]
+    user = request.user
+    assert isinstance(user, User)  # login_required
+    code = grants.consent(user, given, confined)
+    return _back(asked, code=code)
+
+
+def _back(asked: dict[str, Any], **answer: str) -> HttpResponse:
+    """Back to the client's redirect URI (any scheme it registered: a native app's too)."""
+    location = construct_redirect_uri(
+        asked["redirect_uri"], **answer, state=asked["state"], iss=config.issuer()
+    )
+    response = HttpResponse(status=302)
+    response["Location"] = location
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _page(
+    request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200, redirect: str = ""
+) -> HttpResponse:
+    response = render(request, template, context, status=status)
+    response["Cache-Control"] = "no-store"
+    if redirect:
+        # The form's answer redirects to the client: the page's form-action must allow its origin.
+        parts = urlsplit(redirect)
+        origin = f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
+        policy = dict(settings.SECURE_CSP)
+        policy["form-action"] = [CSP.SELF, origin]
+        response._csp_config = policy  # type: ignore[attr-defined]  # Django's per-response override
+    return response
