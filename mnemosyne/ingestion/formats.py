@@ -28,6 +28,8 @@ class Format:
     parser: str
     # upsert_item takes it as `text` (not only as `content_base64`).
     textual: bool = False
+    # Source code: a directory walk takes it in only for a library of type "code".
+    code: bool = False
 
     def parse(self, data: bytes, *, filename: str) -> ParsedDocument:
         module, function = self.parser.split(":")
@@ -50,6 +52,50 @@ FORMATS: tuple[Format, ...] = (
         ("application/vnd.openxmlformats-officedocument.wordprocessingml.document",),
         "docx:parse_docx",
     ),
+    Format(
+        "pptx",
+        (".pptx",),
+        ("application/vnd.openxmlformats-officedocument.presentationml.presentation",),
+        "pptx:parse_pptx",
+    ),
+    Format(
+        "xlsx",
+        (".xlsx",),
+        ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",),
+        "spreadsheets:parse_xlsx",
+    ),
+    Format(
+        "csv", (".csv", ".tsv"), ("text/csv", "text/tab-separated-values"), "spreadsheets:parse_csv", True
+    ),
+    Format("epub", (".epub",), ("application/epub+zip",), "epub:parse_epub"),
+    Format("rst", (".rst", ".rest"), ("text/x-rst", "text/prs.fallenstein.rst"), "markup:parse_rst", True),
+    Format(
+        "asciidoc",
+        (".adoc", ".asciidoc"),
+        ("text/asciidoc", "text/x-asciidoc"),
+        "markup:parse_asciidoc",
+        True,
+    ),
+    Format("code", (".py",), ("text/x-python", "text/x-script.python"), "code:parse_code", True, True),
+    Format(
+        "code",
+        (".js", ".mjs", ".cjs", ".jsx"),
+        ("text/javascript", "application/javascript"),
+        "code:parse_code",
+        True,
+        True,
+    ),
+    Format(
+        "code",
+        (".ts", ".tsx"),
+        ("application/typescript", "text/x-typescript"),
+        "code:parse_code",
+        True,
+        True,
+    ),
+    Format("code", (".go",), ("text/x-go",), "code:parse_code", True, True),
+    Format("code", (".rs",), ("text/x-rust",), "code:parse_code", True, True),
+    Format("code", (".java",), ("text/x-java-source", "text/x-java"), "code:parse_code", True, True),
     Format("image", (".png",), ("image/png",), "image:parse_image"),
     Format("image", (".jpg", ".jpeg"), ("image/jpeg",), "image:parse_image"),
     Format("image", (".gif",), ("image/gif",), "image:parse_image"),
@@ -59,11 +105,17 @@ FORMATS: tuple[Format, ...] = (
 _BY_SUFFIX = {suffix: entry for entry in FORMATS for suffix in entry.suffixes}
 _BY_MIME_TYPE = {mime: entry for entry in FORMATS for mime in entry.mime_types}
 
-# Every suffix a directory walk takes in.
+# Every suffix a directory walk takes in (source code only into a library of type "code").
 SUFFIXES = frozenset(_BY_SUFFIX)
+CODE_SUFFIXES = frozenset(suffix for entry in FORMATS if entry.code for suffix in entry.suffixes)
 # The MIME types upsert_item documents, in table order.
 UPLOAD_MIME_TYPES = tuple(entry.mime_types[0] for entry in FORMATS)
 TEXT_MIME_TYPES = tuple(entry.mime_types[0] for entry in FORMATS if entry.textual)
+
+
+def suffixes_for(library_type: str) -> set[str]:
+    """The suffixes a directory walk into a library of this type takes in."""
+    return set(SUFFIXES if library_type == "code" else SUFFIXES - CODE_SUFFIXES)
 
 
 def by_suffix(suffix: str) -> Format | None:

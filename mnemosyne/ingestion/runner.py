@@ -86,7 +86,9 @@ def ingest_paths(
     store = store or get_chunk_store()
     show_progress = sys.stderr.isatty() if progress is None else progress
     summary = RunSummary()
-    inputs = collect_inputs(paths, set(formats.SUFFIXES), include=include, exclude=exclude)
+    inputs = collect_inputs(
+        paths, formats.suffixes_for(collection.library.library_type), include=include, exclude=exclude
+    )
     for entry in inputs.skipped:
         summary.skipped.append(entry)
         report(f"skipped {entry.path}: {entry.reason}")

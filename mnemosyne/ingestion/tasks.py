@@ -94,7 +94,9 @@ def enqueue_paths(
 ) -> RunSummary:
     """Enqueue one ingest task per file found and per URL; prune (if asked) right away."""
     summary = RunSummary()
-    inputs = collect_inputs(paths, set(formats.SUFFIXES), include=include, exclude=exclude)
+    inputs = collect_inputs(
+        paths, formats.suffixes_for(collection.library.library_type), include=include, exclude=exclude
+    )
     for entry in inputs.skipped:
         summary.skipped.append(entry)
         report(f"skipped {entry.path}: {entry.reason}")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, UnsupportedFile
+from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.parsing import parse_bytes, parse_file
 
 
@@ -65,20 +66,37 @@ def test_it_accepts_a_utf8_bom_and_uppercase_suffix() -> None:
 
 
 def test_it_rejects_an_unsupported_suffix() -> None:
-    with pytest.raises(UnsupportedFile, match=r"unsupported file type '\.xlsx'"):
-        parse_bytes(b"PK\x03\x04", filename="sheet.xlsx")
+    with pytest.raises(UnsupportedFile, match=r"unsupported file type '\.numbers'"):
+        parse_bytes(b"PK\x03\x04", filename="sheet.numbers")
     with pytest.raises(UnsupportedFile, match="no file extension"):
         parse_bytes(b"text", filename="README")
 
 
 def test_it_rejects_binary_content_with_nul_bytes() -> None:
     with pytest.raises(UnreadableFile, match="NUL"):
-        parse_bytes("text".encode("utf-16"), filename="a.txt")
+        parse_bytes(b"text\x00\x01\x02", filename="a.txt")
 
 
-def test_it_rejects_invalid_utf8() -> None:
+def test_it_rejects_bytes_that_are_text_in_no_encoding() -> None:
     with pytest.raises(UnreadableFile, match="not valid UTF-8"):
-        parse_bytes(b"caf\xe9", filename="a.txt")
+        parse_bytes(bytes(range(0x80, 0x100)) * 4 + b"\xff\xfe\x81", filename="a.txt")
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        ("Café au lait, crème brûlée, déjà vu.", "latin-1"),
+        ("He said “hello” – it’s fine…", "cp1252"),
+        ("Příliš žluťoučký kůň úpěl ďábelské ódy.", "cp1250"),
+        ("Привет, как дела? Это тестовый документ на русском языке.", "cp1251"),
+        ("Привет, как дела? Это тестовый документ на русском языке.", "koi8_r"),
+        ("これは日本語のテスト文書です。検索エンジンで使います。", "shift_jis"),
+        ("这是一个中文测试文档，用于搜索引擎。", "gb18030"),
+        ("UTF-16 with its byte order mark: naïve", "utf-16"),
+    ],
+)
+def test_text_in_other_encodings_is_read(text: str, encoding: str) -> None:
+    assert parse_bytes(text.encode(encoding), filename="a.txt").text == normalise_text(text)
 
 
 @pytest.mark.parametrize("data", [b"", b"  \r\n\t\n", b"\xef\xbb\xbf", b"---\ntitle: Only meta\n---\n"])
@@ -97,7 +115,7 @@ def test_parse_file_reads_from_disk(tmp_path: Path) -> None:
 
 def test_parse_file_refuses_an_unsupported_file_before_reading_it(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedFile):
-        parse_file(tmp_path / "missing.xlsx")
+        parse_file(tmp_path / "missing.numbers")
 
 
 def test_parse_file_reports_a_file_it_cannot_read(tmp_path: Path) -> None:

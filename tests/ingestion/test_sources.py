@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mnemosyne.ingestion.formats import SUFFIXES as SUPPORTED_SUFFIXES
+from mnemosyne.ingestion.formats import suffixes_for
 from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, discover, is_url, matches_glob
 
-SUFFIXES = set(SUPPORTED_SUFFIXES)
+# What a walk into a documentation library takes in (source code is for code libraries only).
+SUFFIXES = suffixes_for("documentation")
 
 
 @pytest.fixture

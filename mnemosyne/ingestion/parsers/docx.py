@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import re
-import zipfile
 from dataclasses import dataclass, field
 
 import docx
@@ -17,10 +16,9 @@ from docx.text.paragraph import Paragraph
 
 from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, UnreadableFile, title_from_filename
 from mnemosyne.ingestion.normalising import normalise_text
+from mnemosyne.ingestion.parsers.archives import check_archive
 from mnemosyne.ingestion.parsers.image_data import embedded_image, image_marker
-
-# A DOCX is a ZIP archive; refuse one that would inflate past this before python-docx unpacks it.
-MAX_DOCX_UNPACKED_BYTES = 512 * 1024 * 1024
+from mnemosyne.ingestion.parsers.pipe_tables import pipe_table
 
 _HEADING_STYLE = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
 _CAPTION_TEXT = re.compile(r"(?:Figure|FIGURE|Fig\.)\s*\S")
@@ -42,7 +40,7 @@ class _Block:
 
 
 def parse_docx(data: bytes, *, filename: str) -> ParsedDocument:
-    _check_archive(data)
+    check_archive(data, "DOCX")
     try:
         document = docx.Document(io.BytesIO(data))
     except (PackageNotFoundError, KeyError, ValueError) as exc:
@@ -69,16 +67,6 @@ def parse_docx(data: bytes, *, filename: str) -> ParsedDocument:
         markdown=True,
         images=tuple(images),
     )
-
-
-def _check_archive(data: bytes) -> None:
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            unpacked = sum(entry.file_size for entry in archive.infolist())
-    except zipfile.BadZipFile as exc:
-        raise UnreadableFile(f"not a DOCX file ({exc})") from exc
-    if unpacked > MAX_DOCX_UNPACKED_BYTES:
-        raise UnreadableFile(f"DOCX file too large once unpacked ({unpacked:,} bytes)")
 
 
 def _style_name(paragraph: Paragraph) -> str:
@@ -124,21 +112,7 @@ def _inline_pictures(paragraph: Paragraph) -> list[tuple[bytes, str]]:
 
 
 def _table_markdown(table: Table) -> str:
-    rows = [[_cell_text(cell.text) for cell in row.cells] for row in table.rows]
-    if not any(any(row) for row in rows):
-        return ""
-    width = max(len(row) for row in rows)
-    rows = [row + [""] * (width - len(row)) for row in rows]
-    lines = [_table_row(rows[0]), "|" + " --- |" * width, *(_table_row(row) for row in rows[1:])]
-    return "\n".join(lines)
-
-
-def _cell_text(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
-
-
-def _table_row(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
+    return pipe_table([[cell.text for cell in row.cells] for row in table.rows])
 
 
 def _assemble(blocks: list[_Block]) -> tuple[str, list[ImageAsset]]:

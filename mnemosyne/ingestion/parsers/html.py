@@ -9,10 +9,11 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import warnings
 from dataclasses import dataclass
 
 import trafilatura
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup, Tag, XMLParsedAsHTMLWarning
 
 from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, UnreadableFile, title_from_filename
 from mnemosyne.ingestion.normalising import normalise_text
@@ -45,7 +46,10 @@ class _Picture:
 def parse_html(data: bytes, *, filename: str) -> ParsedDocument:
     if b"\x00" in data:
         raise UnreadableFile("binary content (contains NUL bytes), not an HTML page")
-    soup = BeautifulSoup(data, "lxml")
+    with warnings.catch_warnings():
+        # XHTML (an e-book's chapters, some sites) is read as HTML on purpose: the lenient parser.
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(data, "lxml")
     title = _title(soup)
     _drop_boilerplate(soup)
     pictures = _rename_images(soup)

@@ -1,4 +1,5 @@
-"""Plain text and Markdown files: UTF-8 only; Markdown is titled by its first H1 or front matter."""
+"""Plain text and Markdown files in UTF-8 or a legacy encoding (text_encodings.py); Markdown is
+titled by its first H1 or front matter."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, title_from_filename
 from mnemosyne.ingestion.markdown_lines import iter_markdown_headings
 from mnemosyne.ingestion.normalising import normalise_text
+from mnemosyne.ingestion.text_encodings import decode_text
 
 # Front matter must open with a `key:` line, so a leading thematic break (`---`) keeps its text.
 _FRONT_MATTER = re.compile(r"---\n(?:([A-Za-z_][\w-]*:.*?)\n)??(?:---|\.\.\.)(?:\n|$)", re.DOTALL)
@@ -22,13 +24,7 @@ def parse_plain(data: bytes, *, filename: str) -> ParsedDocument:
 
 
 def parse_text(data: bytes, *, filename: str, markdown: bool) -> ParsedDocument:
-    if b"\x00" in data:
-        raise UnreadableFile("binary content (contains NUL bytes); only UTF-8 text is supported")
-    try:
-        decoded = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UnreadableFile(f"not valid UTF-8 (invalid byte at offset {exc.start})") from exc
-    text = normalise_text(decoded)
+    text = normalise_text(decode_text(data))
     title = title_from_filename(filename)
     if markdown:
         text, front_matter_title = _strip_front_matter(text)
