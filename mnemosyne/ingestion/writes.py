@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 
 from mnemosyne import graph
 from mnemosyne.graph import ChunkConcepts
 from mnemosyne.graph.concepts import extract_concepts
-from mnemosyne.ingestion.planning import PlannedChunk
+from mnemosyne.ingestion.planning import PlannedChunk, header_text
 from mnemosyne.library import services
-from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, Item
+from mnemosyne.library.languages import text_search_config
+from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, Item, Library
+from mnemosyne.library.selectors import chunk_text
 from mnemosyne.storage.keys import image_key, prefix_of, text_key
 
 
@@ -73,10 +75,12 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
             for row, chunk in zip(created, planned, strict=True)
         ]
     )
+    configs = library_text_configs({row.library_id for row in created})
     write_search_vectors(
         [row.pk for row in created],
         [chunk.header for chunk in planned],
         [chunk.span.text for chunk in planned],
+        [configs[row.library_id] for row in created],
     )
     services.mark_complete(
         items=[
@@ -122,22 +126,58 @@ def _chunk_rows(item: Item, entry: ItemChunks) -> list[Chunk]:
     ]
 
 
-def write_search_vectors(ids: list[int], headers: list[str], bodies: list[str]) -> None:
-    """Full-text vectors over the full chunk text; headings weigh more than body text."""
+def library_text_configs(library_ids: set[int]) -> dict[int, str]:
+    """Each library's text-search configuration (its language's)."""
+    languages = Library.objects.filter(id__in=library_ids).values_list("id", "language")
+    return {library_id: text_search_config(language) for library_id, language in languages}
+
+
+def write_search_vectors(ids: list[int], headers: list[str], bodies: list[str], configs: list[str]) -> None:
+    """Full-text vectors over the full chunk text, in each chunk's library's language; headings
+    weigh more than body text."""
     if not ids:
         return
     with connection.cursor() as cursor:
         cursor.execute(
             """
             UPDATE library_chunk AS c
-            SET search_vector = setweight(to_tsvector('english', v.header), 'A')
-                             || setweight(to_tsvector('english', v.body), 'B')
-            FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS v(id, header, body)
+            SET search_vector = setweight(to_tsvector(v.config, v.header), 'A')
+                             || setweight(to_tsvector(v.config, v.body), 'B')
+            FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::regconfig[]) AS v(id, header, body, config)
             WHERE c.id = v.id
             """,
-            [ids, headers, bodies],
+            [ids, headers, bodies, configs],
         )
         write_postings(cursor, ids)
+
+
+# Chunks re-indexed per statement when a library's language changes.
+REINDEX_BATCH = 500
+
+
+def reindex_library(library: Library, report: Callable[[int], None] = lambda done: None) -> int:
+    """Rebuild the full-text vectors and postings of a library's chunks in its (new) language,
+    a batch per transaction; returns how many chunks were re-indexed."""
+    config = text_search_config(library.language)
+    done = 0
+    last = 0
+    while True:
+        batch = list(
+            Chunk.objects.filter(library=library, id__gt=last)
+            .select_related("item")
+            .order_by("id")[:REINDEX_BATCH]
+        )
+        if not batch:
+            return done
+        ids = [chunk.pk for chunk in batch]
+        headers = [header_text(chunk.item.title, chunk.section_path) for chunk in batch]
+        bodies = [chunk_text(chunk) for chunk in batch]
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("DELETE FROM library_posting WHERE chunk_id = ANY(%s)", [ids])
+            write_search_vectors(ids, headers, bodies, [config] * len(ids))
+        done += len(batch)
+        last = ids[-1]
+        report(done)
 
 
 def write_postings(cursor: CursorWrapper, ids: list[int]) -> None:

@@ -9,10 +9,15 @@ from mnemosyne.storage import get_chunk_store
 
 @admin.register(Library)
 class LibraryAdmin(admin.ModelAdmin):
-    list_display = ["name", "library_type", "uid", "created_at"]
-    list_filter = ["library_type"]
+    list_display = ["name", "library_type", "language", "uid", "created_at"]
+    list_filter = ["library_type", "language"]
     search_fields = ["name", "uid", "description"]
     readonly_fields = ["uid", "created_at", "updated_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Library | None = None) -> list[str]:
+        # A library's chunks are indexed in its language: change it with `ingest --language`,
+        # which re-indexes them.
+        return [*self.readonly_fields, "language"] if obj is not None else list(self.readonly_fields)
 
 
 @admin.register(Collection)

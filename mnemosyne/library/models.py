@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
+from django.core.validators import RegexValidator
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
@@ -35,6 +36,13 @@ class Library(models.Model):
     name = models.CharField(max_length=200, unique=True)
     library_type = models.CharField(max_length=32, choices=LibraryType.choices, default=LibraryType.GENERAL)
     description = models.TextField(blank=True, default="")
+    # ISO 639 code: picks the text-search configuration (languages.py). Changing it re-indexes.
+    language = models.CharField(
+        max_length=3,
+        default="en",
+        validators=[RegexValidator(r"^[a-z]{2,3}$", "an ISO 639 code such as en, de or ja")],
+        help_text="ISO 639 code (en, de, fr, ja, …): its stemming and stop words in full-text search.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

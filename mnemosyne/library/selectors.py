@@ -75,6 +75,12 @@ def library_ids_of_type(library_type: str) -> list[int]:
     return list(Library.objects.filter(library_type=library_type).values_list("id", flat=True))
 
 
+def library_languages(library_ids: list[int] | None) -> set[str]:
+    """The languages of these libraries (None: of every library)."""
+    libraries = Library.objects.all() if library_ids is None else Library.objects.filter(id__in=library_ids)
+    return set(libraries.values_list("language", flat=True).distinct())
+
+
 def libraries() -> QuerySet[Library]:
     return within_boundary(Library.objects.order_by("name"), "id")
 

@@ -13,6 +13,7 @@ from django.db import connection, transaction
 
 from mnemosyne import graph
 from mnemosyne.library.errors import InvalidArgument, NotFound
+from mnemosyne.library.languages import DEFAULT_LANGUAGE, validate_language
 from mnemosyne.library.models import Chunk, ChunkKind, Collection, EmbeddingStatus, Item, Library, LibraryType
 from mnemosyne.storage import ChunkStore, StorageError, keys
 
@@ -28,21 +29,27 @@ def validate_library_type(library_type: str) -> str:
 
 
 @transaction.atomic
-def ensure_library(*, name: str, library_type: str | None = None, description: str | None = None) -> Library:
+def ensure_library(
+    *, name: str, library_type: str | None = None, description: str | None = None, language: str | None = None
+) -> Library:
     """Return the library called `name`, creating it when missing.
 
-    An explicitly given type or description updates an existing library.
+    An explicitly given type, description or language updates an existing library (a new language
+    needs its chunks re-indexed: ingestion.writes.reindex_library).
     """
     name = name.strip()
     if not name:
         raise InvalidArgument("a library needs a name")
     if library_type is not None:
         validate_library_type(library_type)
+    if language is not None:
+        language = validate_language(language)
     library, created = Library.objects.select_for_update().get_or_create(
         name=name,
         defaults={
             "library_type": library_type or LibraryType.GENERAL,
             "description": description or "",
+            "language": language or DEFAULT_LANGUAGE,
         },
     )
     if not created:
@@ -53,6 +60,9 @@ def ensure_library(*, name: str, library_type: str | None = None, description: s
         if description is not None and library.description != description:
             library.description = description
             changed.append("description")
+        if language is not None and library.language != language:
+            library.language = language
+            changed.append("language")
         if changed:
             library.save(update_fields=[*changed, "updated_at"])
     return library

@@ -35,6 +35,9 @@ class Filters:
     # The caller sees only some libraries (an MCP token's boundary); legs run in other threads,
     # which do not see the caller's context, so the filters carry it.
     confined: bool = False
+    # The text-search configurations of the libraries searched (their languages): the query is
+    # parsed with each, and a chunk matches the terms of its own library's.
+    text_configs: tuple[str, ...] = ("english",)
 
     def posting_sql(self) -> tuple[str, dict[str, Any]]:
         """The filters as SQL on library_posting `p` (AND-combined), with their named parameters."""
@@ -131,7 +134,10 @@ _QUERY_TERMS = """
                %(k1)s::float8 * (1 - %(b)s::float8) AS c1,
                %(k1)s::float8 * %(b)s::float8 / s.avgdl AS c2
         FROM library_term t CROSS JOIN stats s
-        WHERE t.lexeme = ANY (tsvector_to_array(to_tsvector('english', %(query)s)))
+        WHERE t.lexeme = ANY (ARRAY(
+            SELECT unnest(tsvector_to_array(to_tsvector(cfg, %(query)s)))
+            FROM unnest(%(configs)s::regconfig[]) AS cfg
+        ))
           AND t.document_frequency > 0
         ORDER BY w DESC, t.id
         LIMIT %(max_terms)s
@@ -143,7 +149,8 @@ _SCORE = "sum(q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl))"
 
 
 def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
-    """BM25 (k1, b from settings) over the inverted index, with english stemming and stop words.
+    """BM25 (k1, b from settings) over the inverted index, with the stemming and stop words of the
+    searched libraries' languages.
 
     IDF and the average chunk length come from corpus statistics that triggers keep current.
     Each query term contributes its SEARCH_BM25_TERM_POSTINGS strongest postings (by impact,
@@ -161,16 +168,19 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
         "per_term": settings.SEARCH_BM25_TERM_POSTINGS,
         "rescore": max(limit, settings.SEARCH_BM25_RESCORE),
         "limit": limit,
+        "configs": list(filters.text_configs),
     } | params
     matching = ""
     if len(query) <= OPERATOR_MAX_QUERY_CHARS and _OPERATORS.search(query):
         matched = _operator_matches(query, filters)
         if matched is not None:
             return _score_chunks(matched, where, values)
-        matching = (
-            "WHERE p.chunk_id IN (SELECT id FROM library_chunk"
-            " WHERE search_vector @@ websearch_to_tsquery('english', %(query)s))"
+        matches = " OR ".join(
+            f"search_vector @@ websearch_to_tsquery(%(config_{index})s::regconfig, %(query)s)"
+            for index in range(len(filters.text_configs))
         )
+        values |= {f"config_{index}": config for index, config in enumerate(filters.text_configs)}
+        matching = f"WHERE p.chunk_id IN (SELECT id FROM library_chunk WHERE {matches})"
     sql = f"""{_QUERY_TERMS}
         , candidates AS (
             SELECT p.chunk_id, {_SCORE} AS score
@@ -202,9 +212,12 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
 
 def _operator_matches(query: str, filters: Filters) -> list[int] | None:
     """The chunks matching the query's operators, when there are few enough to score them all."""
-    matches = Chunk.objects.filter(
-        filters.q(), search_vector=SearchQuery(query, config="english", search_type="websearch")
-    ).values_list("id", flat=True)[: OPERATOR_EXACT_MATCHES + 1]
+    matching = Q()
+    for config in filters.text_configs:
+        matching |= Q(search_vector=SearchQuery(query, config=config, search_type="websearch"))
+    matches = Chunk.objects.filter(filters.q(), matching).values_list("id", flat=True)[
+        : OPERATOR_EXACT_MATCHES + 1
+    ]
     found = list(matches)
     return found if len(found) <= OPERATOR_EXACT_MATCHES else None
 

@@ -23,6 +23,7 @@ from mnemosyne.graph import GraphError
 from mnemosyne.ingestion.normalising import normalise_query
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import InvalidArgument
+from mnemosyne.library.languages import text_search_config
 from mnemosyne.library.models import Chunk
 from mnemosyne.library.services import validate_library_type
 from mnemosyne.metrics import LEG_FAILURES, LEG_SECONDS, SEARCH_SECONDS
@@ -89,12 +90,17 @@ def _resolve_filters(request: SearchRequest) -> legs.Filters:
     visible = selectors.visible_library_ids()
     if visible is not None:
         library_ids = sorted(visible if library_ids is None else visible.intersection(library_ids))
+    library = selectors.get_library(request.library_uid) if request.library_uid else None
+    collection = selectors.get_collection(request.collection_uid) if request.collection_uid else None
+    scoped = library or (collection.library if collection else None)
+    languages = {scoped.language} if scoped else selectors.library_languages(library_ids)
     return legs.Filters(
-        library_id=selectors.get_library(request.library_uid).pk if request.library_uid else None,
+        library_id=library.pk if library else None,
         library_ids=library_ids,
-        collection_id=selectors.get_collection(request.collection_uid).pk if request.collection_uid else None,
+        collection_id=collection.pk if collection else None,
         include_images=request.include_images,
         confined=visible is not None,
+        text_configs=tuple(sorted({text_search_config(language) for language in languages})) or ("english",),
     )
 
 

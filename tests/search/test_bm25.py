@@ -41,7 +41,9 @@ def add_chunks(texts: list[str], *, library: str = "Geo") -> list[Chunk]:
         )
         for ordinal, text in enumerate(texts)
     )
-    writes.write_search_vectors([chunk.pk for chunk in chunks], [""] * len(chunks), texts)
+    writes.write_search_vectors(
+        [chunk.pk for chunk in chunks], [""] * len(chunks), texts, ["english"] * len(chunks)
+    )
     return chunks
 
 

@@ -9,8 +9,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.ingestion.tasks import enqueue_paths
+from mnemosyne.ingestion.writes import reindex_library
 from mnemosyne.library.errors import InvalidArgument
-from mnemosyne.library.models import LibraryType
+from mnemosyne.library.models import Library, LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.management.schema import require_current_schema
 
@@ -36,6 +37,16 @@ class Command(BaseCommand):
             choices=LibraryType.values,
             default=None,
             help="Library type, for a new library or to change an existing one's.",
+        )
+        parser.add_argument(
+            "--language",
+            default=None,
+            metavar="CODE",
+            help=(
+                "The library's language, an ISO 639 code (en, de, fr, ja, …; default en for a new "
+                "library): its stemming and stop words in full-text search, 'simple' matching for "
+                "languages PostgreSQL does not stem. Changing an existing library's re-indexes its chunks."
+            ),
         )
         parser.add_argument("--collection", required=True, help="Collection name (created when missing).")
         parser.add_argument(
@@ -75,11 +86,20 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         require_current_schema()
+        before = (
+            Library.objects.filter(name=options["library"].strip()).values_list("language", flat=True).first()
+        )
         try:
-            library = ensure_library(name=options["library"], library_type=options["library_type"])
+            library = ensure_library(
+                name=options["library"], library_type=options["library_type"], language=options["language"]
+            )
             collection = ensure_collection(library=library, name=options["collection"])
         except InvalidArgument as exc:
             raise CommandError(str(exc)) from exc
+        if before is not None and before != library.language:
+            self.stdout.write(f"Re-indexing library {library.name!r} for language {library.language!r} …")
+            count = reindex_library(library)
+            self.stdout.write(f"Re-indexed {count} chunk(s).")
         common: dict[str, Any] = {
             "collection": collection,
             "report": lambda line: self.stdout.write(line),
