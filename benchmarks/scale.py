@@ -181,7 +181,10 @@ def _write_batch(
     started = time.perf_counter()
     with transaction.atomic():
         writes.write_search_vectors(
-            [row.pk for row in created], [original.header for original in originals], texts
+            [row.pk for row in created],
+            [original.header for original in originals],
+            texts,
+            ["english"] * len(created),
         )
     timer.add("search_index", started)
 
