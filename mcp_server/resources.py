@@ -4,6 +4,7 @@ mnemosyne://libraries              every library with its collections (JSON)
 mnemosyne://library/{library_uid}  one library with its collections and item counts (JSON)
 mnemosyne://item/{item_uid}        an item and the outline of its chunks (JSON)
 mnemosyne://chunk/{chunk_uid}      a chunk's full text under a provenance header (Markdown)
+mnemosyne://ingestion              items by status (failures with their reason) and upload jobs (JSON)
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Resource
 
 from mcp_server import blocking
+from mcp_server.tools.ingestion import as_report
 from mnemosyne import outages
+from mnemosyne.ingestion.status import ingestion_status
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Library
@@ -145,6 +148,15 @@ def chunk_markdown(chunk_uid: str) -> str:
     return _reading(read)
 
 
+def ingestion_json() -> str:
+    """What get_ingestion_status answers without arguments."""
+
+    def read() -> str:
+        return as_report(ingestion_status()).model_dump_json(indent=2)
+
+    return _reading(read)
+
+
 def library_resources() -> list[Resource]:
     """One listed resource per library (resources/list), beside the static ones."""
 
@@ -186,6 +198,14 @@ def register(server: MCPServer) -> None:
         "a preview): the document's outline.",
         mime_type=JSON,
     )(item_json)
+    server.resource(
+        "mnemosyne://ingestion",
+        name="ingestion",
+        title="Ingestion status",
+        description="Items still pending or processing and those that failed (with the reason), item "
+        "counts per status, and upload jobs: whether ingestion finished, and why not.",
+        mime_type=JSON,
+    )(ingestion_json)
     server.resource(
         "mnemosyne://chunk/{chunk_uid}",
         name="chunk",

@@ -195,6 +195,8 @@ OCR = envchoice("OCR", "auto", ("auto", "off", "force"))
 # (word accuracy on 300 and 150 dpi scans: docs/benchmarks.md, "OCR").
 OCR_DPI = envint("OCR_DPI", 300, minimum=72, maximum=600)
 INGEST_MAX_FILE_BYTES = envint("INGEST_MAX_FILE_BYTES", 50 * 1024 * 1024, minimum=1)
+# upsert_item queues a document larger than this for a background worker and returns a job id.
+UPSERT_BACKGROUND_BYTES = envint("UPSERT_BACKGROUND_BYTES", 1024 * 1024, minimum=0)
 # Seconds allowed to connect to, and between reads from, a URL given to `ingest`, and for the whole body.
 INGEST_FETCH_TIMEOUT = envfloat("INGEST_FETCH_TIMEOUT", 10.0, minimum=0.1, maximum=600.0)
 LOG_LEVEL = envchoice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()

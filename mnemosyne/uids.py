@@ -25,3 +25,7 @@ def new_item_uid() -> str:
 
 def new_chunk_uid() -> str:
     return new_uid("chk")
+
+
+def new_job_uid() -> str:
+    return new_uid("job")

@@ -142,3 +142,38 @@ def uvicorn_server(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def db_worker(data_dir: Path, *, log_name: str = "worker") -> Iterator[subprocess.Popen[bytes]]:
+    """`manage.py db_worker` against the test database, polling every 0.2 s, until the block ends."""
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+        "DATABASE_URL": database_url(),
+        "MNEMOSYNE_DATA_DIR": str(data_dir),
+        "DEBUG": "true",
+        "LOG_LEVEL": "warning",
+        "DATABASE_CONN_MAX_AGE": "0",
+    }
+    # --no-reload: with the autoreloader the worker would be a child we could not stop directly.
+    command = [
+        sys.executable,
+        "manage.py",
+        "db_worker",
+        "--no-reload",
+        "--no-startup-delay",
+        "--interval",
+        "0.2",
+    ]
+    with (data_dir / f"{log_name}-{free_port()}.log").open("wb") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            yield process
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mcp_server.tools.collections import GET_COLLECTION_CONFIG, LIST_TOPICS
 from mcp_server.tools.concepts import GET_CONCEPT_NEIGHBORS, LIST_CONCEPTS
+from mcp_server.tools.ingestion import GET_INGESTION_STATUS
 from mcp_server.tools.items import DELETE_ITEM, UPSERT_ITEM
 from mcp_server.tools.library import GET_CHUNK, LIST_COLLECTIONS, LIST_ITEMS, LIST_LIBRARIES
 from mcp_server.tools.search import SEARCH
@@ -20,6 +21,7 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
     GET_CONCEPT_NEIGHBORS,
     GET_COLLECTION_CONFIG,
     UPSERT_ITEM,
+    GET_INGESTION_STATUS,
     DELETE_ITEM,
 )
 TOOL_NAMES = frozenset(spec.name for spec in TOOL_SPECS)

@@ -4,13 +4,14 @@ import base64
 import binascii
 from typing import Literal
 
+from django.conf import settings
 from pydantic import BaseModel, Field
 
 from mcp_server.principal import Principal
 from mcp_server.tools.schemas import CollectionRef, LibraryRef
 from mcp_server.tools.spec import DESTRUCTIVE_IDEMPOTENT_WRITE, ArgumentError, Arguments, ToolSpec
 from mnemosyne.embedding import get_embedder
-from mnemosyne.ingestion import formats, uploads
+from mnemosyne.ingestion import formats, jobs, uploads
 from mnemosyne.ingestion.pipeline import Outcome
 from mnemosyne.library import selectors, services
 from mnemosyne.storage import get_chunk_store
@@ -26,18 +27,20 @@ MetadataValue = str | int | float | bool | None
 
 
 class UpsertResult(BaseModel):
-    item_uid: str
-    status: Literal["created", "updated", "unchanged"] = Field(
-        description="created (new item), updated (content, title or metadata changed) or unchanged."
+    item_uid: str | None = Field(description="The item; null while its job is queued (see job_id).")
+    status: Literal["created", "updated", "unchanged", "queued"] = Field(
+        description="created (new item), updated (content, title or metadata changed), unchanged, or "
+        "queued: a background worker ingests it; follow job_id with get_ingestion_status."
     )
-    chunk_count: int = Field(description="Chunks the item is indexed as.")
+    job_id: str | None = Field(default=None, description="The upload job, when the document was queued.")
+    chunk_count: int = Field(description="Chunks the item is indexed as (0 while queued).")
     title: str
-    item_type: str = Field(description="How the content was parsed: markdown, text, html, pdf, docx, image.")
+    item_type: str = Field(description="How the content was parsed (or will be): markdown, pdf, docx, …")
     external_id: str | None = Field(description="The caller's id, when one was given.")
     source: str = Field(
         description="The item's identity in the collection: external:<id> or content:<digest>."
     )
-    embedding_status: str = Field(description="complete once searchable.")
+    embedding_status: str = Field(description="complete once searchable; pending while queued.")
     collection: CollectionRef
 
 
@@ -68,6 +71,11 @@ class UpsertItemArguments(Arguments):
     metadata: dict[str, MetadataValue] | None = Field(
         default=None, description="Flat key-value metadata kept with the item (strings, numbers, booleans)."
     )
+    background: bool | None = Field(
+        default=None,
+        description="true: queue it for a background worker and return a job_id at once; false: ingest "
+        "it now. Default: documents over UPSERT_BACKGROUND_BYTES (1 MiB) are queued.",
+    )
 
 
 def upsert_item(caller: Principal, args: UpsertItemArguments) -> UpsertResult:
@@ -86,8 +94,34 @@ def upsert_item(caller: Principal, args: UpsertItemArguments) -> UpsertResult:
             content = base64.b64decode(args.content_base64 or "", validate=True)
         except (binascii.Error, ValueError):
             raise ArgumentError("content_base64", "not valid base64") from None
+    collection = selectors.get_collection(args.collection_uid)
+    queued = (
+        args.background if args.background is not None else len(content) > settings.UPSERT_BACKGROUND_BYTES
+    )
+    if queued:
+        job = jobs.enqueue_upload(
+            collection=collection,
+            title=args.title,
+            content=content,
+            mime_type=mime_type,
+            external_id=args.external_id,
+            metadata=args.metadata,
+        )
+        found = formats.by_mime_type(mime_type)
+        return UpsertResult(
+            item_uid=None,
+            status="queued",
+            job_id=job.uid,
+            chunk_count=0,
+            title=job.title,
+            item_type=found.item_type if found else "",
+            external_id=args.external_id,
+            source=uploads.upsert_source(external_id=args.external_id, content=content),
+            embedding_status="pending",
+            collection=CollectionRef(uid=collection.uid, name=collection.name),
+        )
     outcome = uploads.upsert_item(
-        collection=selectors.get_collection(args.collection_uid),
+        collection=collection,
         title=args.title,
         content=content,
         mime_type=mime_type,
@@ -111,6 +145,11 @@ def upsert_item(caller: Principal, args: UpsertItemArguments) -> UpsertResult:
 
 
 def render_upsert(result: UpsertResult) -> str:
+    if result.job_id is not None:
+        return (
+            f"Queued {result.title} for {result.collection.name} as job {result.job_id}; "
+            "get_ingestion_status(job_id) tells when it is searchable or why it failed."
+        )
     return (
         f"{result.status.capitalize()} [{result.item_uid}] {result.title} in {result.collection.name}: "
         f"{result.chunk_count} chunks, {result.embedding_status}."
@@ -178,7 +217,9 @@ UPSERT_ITEM = ToolSpec(
         "so it becomes searchable at once. Give text (Markdown, plain text or HTML) or content_base64 with "
         f"mime_type (formats: {', '.join(dict.fromkeys(f.item_type for f in formats.FORMATS))}). With "
         "external_id the call is an upsert: the same id replaces that item, an unchanged document is left "
-        "as is. Without it the content is the identity, so repeating a call never duplicates. Refused "
+        "as is. Without it the content is the identity, so repeating a call never duplicates. A large "
+        "document (or background=true) is queued: the answer carries a job_id for get_ingestion_status. "
+        "Refused "
         "before anything is written: unsupported mime_type, content over the size limit, unreadable or "
         "empty content. Needs a token allowed to write."
     ),

@@ -45,6 +45,22 @@ def upsert_source(*, external_id: str | None, content: bytes) -> str:
     return f"external:{external_id}"
 
 
+def check_upload(*, title: str, content: bytes, mime_type: str) -> tuple[str, formats.Format]:
+    """The title (stripped) and format of an upload, or InvalidArgument saying why it is refused."""
+    title = title.strip()
+    if not title:
+        raise InvalidArgument("title must not be empty")
+    limit = settings.INGEST_MAX_FILE_BYTES
+    if len(content) > limit:
+        raise InvalidArgument(f"the content is {len(content)} bytes, over INGEST_MAX_FILE_BYTES ({limit})")
+    found = formats.by_mime_type(mime_type)
+    if found is None:
+        raise InvalidArgument(
+            f"unsupported mime_type {mime_type!r}; supported: {', '.join(formats.UPLOAD_MIME_TYPES)}"
+        )
+    return title, found
+
+
 def upsert_item(
     *,
     collection: Collection,
@@ -61,17 +77,7 @@ def upsert_item(
     Everything that can be refused (size, type, unreadable or empty content) is refused before
     anything is written; a new item whose ingestion still fails is removed again.
     """
-    title = title.strip()
-    if not title:
-        raise InvalidArgument("title must not be empty")
-    limit = settings.INGEST_MAX_FILE_BYTES
-    if len(content) > limit:
-        raise InvalidArgument(f"the content is {len(content)} bytes, over INGEST_MAX_FILE_BYTES ({limit})")
-    found = formats.by_mime_type(mime_type)
-    if found is None:
-        raise InvalidArgument(
-            f"unsupported mime_type {mime_type!r}; supported: {', '.join(formats.UPLOAD_MIME_TYPES)}"
-        )
+    title, found = check_upload(title=title, content=content, mime_type=mime_type)
     source = upsert_source(external_id=external_id, content=content)
     try:
         # Named after the title: a parser falls back on the file name (e.g. an image without a caption).

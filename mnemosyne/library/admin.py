@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from mnemosyne.library.models import Chunk, Collection, Item, Library
+from mnemosyne.library.models import Chunk, Collection, IngestJob, Item, Library
 from mnemosyne.library.services import delete_item
 from mnemosyne.storage import get_chunk_store
 
@@ -70,4 +70,16 @@ class ChunkAdmin(admin.ModelAdmin):
     list_select_related = ["item"]
 
     def has_add_permission(self, request: object) -> bool:
+        return False
+
+
+@admin.register(IngestJob)
+class IngestJobAdmin(admin.ModelAdmin):
+    list_display = ["uid", "title", "collection", "status", "size", "created_at", "finished_at", "error"]
+    list_filter = ["status"]
+    search_fields = ["uid", "title", "error"]
+    readonly_fields = [field.name for field in IngestJob._meta.fields if field.name != "content"]
+    exclude = ["content"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

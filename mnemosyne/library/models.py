@@ -193,3 +193,39 @@ class Posting(models.Model):
             ),
             models.Index(fields=["chunk"], name="posting_by_chunk"),
         ]
+
+
+class IngestJob(models.Model):
+    """An upload queued for a background worker (`upsert_item` of a large document): what was
+    sent, until it is ingested, and then what became of it — never dropped without a reason."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        COMPLETE = "complete", "Complete"
+        FAILED = "failed", "Failed"
+
+    uid = models.CharField(max_length=32, unique=True, default=uids.new_job_uid, editable=False)
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="jobs")
+    title = models.CharField(max_length=500)
+    mime_type = models.CharField(max_length=200)
+    external_id = models.CharField(max_length=500, null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    # The uploaded bytes, until the job is done.
+    content = models.BinaryField(default=b"", editable=False)
+    size = models.PositiveBigIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True, default="")
+    item = models.ForeignKey(Item, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # created, updated or unchanged, once complete.
+    outcome = models.CharField(max_length=16, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "created_at"], name="ingest_job_status_created")]
+
+    def __str__(self) -> str:
+        return f"{self.uid} {self.title} ({self.status})"

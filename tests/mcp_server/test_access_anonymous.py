@@ -63,6 +63,7 @@ def test_anonymous_callers_read_only_the_allowed_libraries(
     assert out["foreign"].is_error
     assert {str(r.uri) for r in out["resources"].resources} == {
         "mnemosyne://libraries",
+        "mnemosyne://ingestion",
         f"mnemosyne://library/{public.uid}",
     }
     assert private.uid not in str(out["read"]) and public.uid in str(out["read"])

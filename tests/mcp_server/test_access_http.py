@@ -35,6 +35,7 @@ def sample_arguments(collection: Collection) -> dict[str, dict[str, Any]]:
         "list_concepts": {},
         "get_concept_neighbors": {"concept": "backup"},
         "get_collection_config": {},
+        "get_ingestion_status": {},
         "upsert_item": {"collection_uid": collection.uid, "title": "New", "text": "# New\n\nHello."},
         "delete_item": {"item_uid": item.uid, "dry_run": False},
     }

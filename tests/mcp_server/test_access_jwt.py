@@ -224,7 +224,11 @@ def test_a_confined_jwt_sees_only_its_libraries_in_resources(
     mine, theirs = libraries["mine"], libraries["theirs"]
     raw = keys["rsa-1"].sign(claims(libraries=[mine.uid]))
     listed = sse_payload(post(identity_server_url, rpc("resources/list"), raw))["result"]["resources"]
-    assert {r["uri"] for r in listed} == {"mnemosyne://libraries", f"mnemosyne://library/{mine.uid}"}
+    assert {r["uri"] for r in listed} == {
+        "mnemosyne://libraries",
+        "mnemosyne://ingestion",
+        f"mnemosyne://library/{mine.uid}",
+    }
     read = sse_payload(
         post(identity_server_url, rpc("resources/read", {"uri": "mnemosyne://libraries"}), raw)
     )

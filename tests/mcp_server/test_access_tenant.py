@@ -153,7 +153,11 @@ def test_resources_show_a_confined_token_only_its_libraries(
     mine, theirs = tenants["mine"], tenants["theirs"]
     raw = tenants["confined"]
     listed = result_of(live_server_url, raw, "resources/list")["result"]["resources"]
-    assert {r["uri"] for r in listed} == {"mnemosyne://libraries", f"mnemosyne://library/{mine.uid}"}
+    assert {r["uri"] for r in listed} == {
+        "mnemosyne://libraries",
+        "mnemosyne://ingestion",
+        f"mnemosyne://library/{mine.uid}",
+    }
     everything = result_of(live_server_url, raw, "resources/read", {"uri": "mnemosyne://libraries"})
     (contents,) = everything["result"]["contents"]
     assert [lib["uid"] for lib in json.loads(contents["text"])["libraries"]] == [mine.uid]

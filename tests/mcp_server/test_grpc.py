@@ -114,6 +114,9 @@ def test_every_tool_answers_with_its_structured_result(
         "list_topics": call(target, "list_topics", {"depth": "1"}, token),
         "list_concepts": call(target, "list_concepts", {"limit": "5"}, token),
         "get_concept_neighbors": call(target, "get_concept_neighbors", {"concept": "backup"}, token),
+        "get_ingestion_status": call(
+            target, "get_ingestion_status", {"status": "failed", "limit": "5"}, token
+        ),
         "upsert_item": call(
             target,
             "upsert_item",

@@ -51,7 +51,11 @@ def test_resources_list_the_libraries_and_read_library_item_and_chunk(
 
     out = run(scenario)
     listed = {str(r.uri): r for r in out["listed"].resources}
-    assert set(listed) == {"mnemosyne://libraries", f"mnemosyne://library/{library.uid}"}
+    assert set(listed) == {
+        "mnemosyne://libraries",
+        "mnemosyne://ingestion",
+        f"mnemosyne://library/{library.uid}",
+    }
     assert listed[f"mnemosyne://library/{library.uid}"].title == "Handbook"
     assert all(r.description and r.mime_type == "application/json" for r in listed.values())
     assert {t.uri_template for t in out["templates"].resource_templates} == {

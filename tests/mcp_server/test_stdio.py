@@ -94,6 +94,7 @@ def test_every_tool_over_stdio_within_the_tokens_library(
                 ("list_topics", {"library_uid": library.uid}),
                 ("list_concepts", {"library_uid": library.uid}),
                 ("get_concept_neighbors", {"concept": "backup"}),
+                ("get_ingestion_status", {"collection_uid": collection.uid}),
                 ("upsert_item", note),
                 ("list_collections", {"library_uid": other.uid}),
             ],
@@ -112,6 +113,7 @@ def test_every_tool_over_stdio_within_the_tokens_library(
         "get_collection_config",
         "list_topics",
         "list_concepts",
+        "get_ingestion_status",
     ):
         assert out[name].is_error is False, (name, out[name].content)
     assert out["get_concept_neighbors"].is_error is False

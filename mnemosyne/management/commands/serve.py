@@ -1,14 +1,16 @@
-"""python manage.py serve [--demo [--new-token]] [--host H] [--port P] [--workers N]
+"""python manage.py serve [--demo [--new-token]] [--host H] [--port P] [--workers N] [--no-worker]
 
 Migrates, and with --demo ingests the project's docs/ into a demo library, keeps a development
 token across restarts (mcp_server/dev_token.py) and prints client configs for it, then serves the
-ASGI app with uvicorn until interrupted.
+ASGI app with uvicorn until interrupted, with a background worker (`db_worker`, for queued
+uploads and `ingest --background`) beside it unless --no-worker.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,11 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=settings.PORT)
         parser.add_argument("--workers", type=int, default=1)
         parser.add_argument(
+            "--no-worker",
+            action="store_true",
+            help="Do not start a background worker beside the server (run `manage.py db_worker` yourself).",
+        )
+        parser.add_argument(
             "--new-token",
             action="store_true",
             help="With --demo: revoke the kept development token and issue a new one.",
@@ -61,6 +68,25 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
         if options["workers"] > 1:
             self._share_metrics()
+        worker = None if options["no_worker"] else self._start_worker()
+        try:
+            self._serve(options)
+        finally:
+            if worker is not None:
+                worker.terminate()
+                try:
+                    worker.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    worker.kill()
+
+    def _start_worker(self) -> subprocess.Popen[bytes]:
+        """A `db_worker` child: queued uploads (upsert_item) and `ingest --background` tasks run there."""
+        manage = Path(settings.BASE_DIR) / "manage.py"
+        return subprocess.Popen(
+            [sys.executable, str(manage), "db_worker", "--no-reload"], cwd=settings.BASE_DIR
+        )
+
+    def _serve(self, options: dict[str, Any]) -> None:
         uvicorn.run(
             "mnemosyne.asgi:app",
             host=options["host"],

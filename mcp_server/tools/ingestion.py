@@ -1,0 +1,133 @@
+"""get_ingestion_status: whether ingestion finished, and why it failed (items and upload jobs)."""
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from mcp_server.principal import Principal
+from mcp_server.tools.schemas import CollectionRef
+from mcp_server.tools.spec import Arguments, ToolSpec
+from mnemosyne.ingestion.status import IngestionStatus, ingestion_status
+
+
+class ItemStatus(BaseModel):
+    item_uid: str
+    title: str
+    source: str
+    collection: CollectionRef
+    status: str = Field(description="pending, processing, complete or failed.")
+    error: str = Field(description="Why it failed (empty unless failed).")
+    chunk_count: int
+    updated_at: datetime
+
+
+class JobStatus(BaseModel):
+    job_id: str
+    title: str
+    collection: CollectionRef
+    status: str = Field(description="queued, running, complete or failed.")
+    error: str = Field(description="Why it failed (empty unless failed).")
+    item_uid: str | None = Field(description="The item it created or updated, once complete.")
+    outcome: str = Field(description="created, updated or unchanged, once complete.")
+    size: int = Field(description="Bytes uploaded.")
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    note: str = Field(description="A warning, e.g. that no worker has started it.")
+
+
+class IngestionReport(BaseModel):
+    counts: dict[str, int] = Field(description="Items per status in the scope asked (empty for one job).")
+    items: list[ItemStatus] = Field(
+        description="Items of the status asked; by default the unfinished and failed."
+    )
+    jobs: list[JobStatus] = Field(
+        description="Upload jobs: unfinished and failed ones, and those done in the last hour."
+    )
+
+
+class IngestionStatusArguments(Arguments):
+    job_id: str | None = Field(default=None, description="One upload job (job_id from upsert_item).")
+    collection_uid: str | None = Field(default=None, description="Only this collection.")
+    library_uid: str | None = Field(default=None, description="Only this library.")
+    status: Literal["pending", "processing", "complete", "failed"] | None = Field(
+        default=None, description="Only items (and jobs) in this state; default: every state but complete."
+    )
+    limit: int = Field(default=20, ge=1, le=100, description="How many items and jobs at most, 1-100.")
+
+
+def get_ingestion_status(caller: Principal, args: IngestionStatusArguments) -> IngestionReport:
+    report = ingestion_status(
+        job_uid=args.job_id,
+        collection_uid=args.collection_uid,
+        library_uid=args.library_uid,
+        status=args.status,
+        limit=args.limit,
+    )
+    return as_report(report)
+
+
+def as_report(report: IngestionStatus) -> IngestionReport:
+    return IngestionReport(
+        counts=report.counts,
+        items=[
+            ItemStatus(
+                item_uid=item.uid,
+                title=item.title,
+                source=item.source,
+                collection=CollectionRef(uid=item.collection.uid, name=item.collection.name),
+                status=item.embedding_status,
+                error=item.embedding_error,
+                chunk_count=item.chunk_count,
+                updated_at=item.updated_at,
+            )
+            for item in report.items
+        ],
+        jobs=[
+            JobStatus(
+                job_id=state.job.uid,
+                title=state.job.title,
+                collection=CollectionRef(uid=state.job.collection.uid, name=state.job.collection.name),
+                status=state.job.status,
+                error=state.job.error,
+                item_uid=state.job.item.uid if state.job.item else None,
+                outcome=state.job.outcome,
+                size=state.job.size,
+                created_at=state.job.created_at,
+                started_at=state.job.started_at,
+                finished_at=state.job.finished_at,
+                note=state.note,
+            )
+            for state in report.jobs
+        ],
+    )
+
+
+def render_status(report: IngestionReport) -> str:
+    lines = []
+    if report.counts:
+        lines.append("Items: " + ", ".join(f"{count} {status}" for status, count in report.counts.items()))
+    for item in report.items:
+        reason = f": {item.error}" if item.error else ""
+        lines.append(f"- [{item.item_uid}] {item.title} ({item.collection.name}): {item.status}{reason}")
+    for job in report.jobs:
+        detail = job.error or job.note or (f"item {job.item_uid} {job.outcome}" if job.item_uid else "")
+        lines.append(f"- job {job.job_id} {job.title}: {job.status}{f' — {detail}' if detail else ''}")
+    return "\n".join(lines) or "Nothing is being ingested, and nothing failed."
+
+
+GET_INGESTION_STATUS = ToolSpec(
+    name="get_ingestion_status",
+    handler=get_ingestion_status,
+    arguments=IngestionStatusArguments,
+    result=IngestionReport,
+    title="Ingestion status",
+    description=(
+        "Whether documents finished ingesting, and why any failed: items per status (pending, processing, "
+        "complete, failed with the reason) and upload jobs (upsert_item queues a large document and returns "
+        "its job_id: queued, running, complete with the item, or failed with the reason). Narrow it to a "
+        "job, a collection or a library, or one status."
+    ),
+    render=render_status,
+)

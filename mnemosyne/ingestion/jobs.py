@@ -1,0 +1,101 @@
+"""Uploads ingested in the background (`upsert_item` of a large document, or when asked): the
+upload is kept in an IngestJob row and a task is queued in the same transaction; a `db_worker`
+(started by `serve` beside the web server, or run on its own) ingests it and records the outcome
+— the item, or the reason it failed. A job that no worker picks up says so in its status."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+
+from django.db import transaction
+from django.tasks import task
+from django.utils import timezone
+
+from mnemosyne.embedding import get_embedder
+from mnemosyne.ingestion import uploads
+from mnemosyne.library.errors import InvalidArgument
+from mnemosyne.library.models import Collection, IngestJob
+from mnemosyne.metrics import BACKGROUND_TASK_SECONDS, BACKGROUND_TASKS
+from mnemosyne.storage import get_chunk_store
+
+logger = logging.getLogger(__name__)
+
+
+def enqueue_upload(
+    *,
+    collection: Collection,
+    title: str,
+    content: bytes,
+    mime_type: str,
+    external_id: str | None = None,
+    metadata: Mapping[str, object] | None = None,
+) -> IngestJob:
+    """Queue an upload; refused at once (InvalidArgument) for what can be told without parsing it."""
+    title, _ = uploads.check_upload(title=title, content=content, mime_type=mime_type)
+    if external_id is not None:
+        uploads.upsert_source(external_id=external_id, content=content)  # checks the id
+    with transaction.atomic():
+        job = IngestJob.objects.create(
+            collection=collection,
+            title=title[:500],
+            mime_type=mime_type,
+            external_id=external_id,
+            metadata=dict(metadata or {}),
+            content=content,
+            size=len(content),
+        )
+        ingest_upload.enqueue(job_uid=job.uid)
+    return job
+
+
+@task
+def ingest_upload(*, job_uid: str) -> dict[str, object]:
+    """Ingest a queued upload; the job records the item or the reason it was not ingested."""
+    started = time.perf_counter()
+    outcome = "failed"
+    try:
+        result = _run(job_uid)
+        outcome = "ok"
+        return result
+    finally:
+        BACKGROUND_TASKS.labels("ingest_upload", outcome).inc()
+        BACKGROUND_TASK_SECONDS.labels("ingest_upload").observe(time.perf_counter() - started)
+
+
+def _run(job_uid: str) -> dict[str, object]:
+    claimed = IngestJob.objects.filter(uid=job_uid, status=IngestJob.Status.QUEUED).update(
+        status=IngestJob.Status.RUNNING, started_at=timezone.now()
+    )
+    if not claimed:
+        return {"job_id": job_uid, "skipped": "not queued"}
+    job = IngestJob.objects.select_related("collection").get(uid=job_uid)
+    try:
+        result = uploads.upsert_item(
+            collection=job.collection,
+            title=job.title,
+            content=bytes(job.content),
+            mime_type=job.mime_type,
+            external_id=job.external_id,
+            metadata=job.metadata,
+            embedder=get_embedder(),
+            store=get_chunk_store(),
+        )
+    except InvalidArgument as exc:
+        _finish(job, IngestJob.Status.FAILED, error=str(exc))
+        return {"job_id": job_uid, "status": "failed", "error": str(exc)}
+    except Exception as exc:
+        logger.exception("ingest job %s failed", job_uid)
+        _finish(
+            job, IngestJob.Status.FAILED, error=f"internal error ({type(exc).__name__}); see the server log"
+        )
+        raise
+    _finish(job, IngestJob.Status.COMPLETE, item=result.item, outcome=result.outcome.value)
+    return {"job_id": job_uid, "status": "complete", "item_uid": result.item.uid}
+
+
+def _finish(job: IngestJob, status: str, **fields: object) -> None:
+    IngestJob.objects.filter(pk=job.pk).update(
+        status=status, finished_at=timezone.now(), content=b"", **fields
+    )
