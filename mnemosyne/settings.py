@@ -198,6 +198,9 @@ INGEST_MAX_FILE_BYTES = envint("INGEST_MAX_FILE_BYTES", 50 * 1024 * 1024, minimu
 # upsert_item queues a document larger than this for a background worker and returns a job id.
 UPSERT_BACKGROUND_BYTES = envint("UPSERT_BACKGROUND_BYTES", 1024 * 1024, minimum=0)
 # Seconds allowed to connect to, and between reads from, a URL given to `ingest`, and for the whole body.
+# URLs to ingest that resolve to loopback, private or link-local addresses (this machine, its
+# network, a cloud metadata service) are refused unless this is on.
+INGEST_ALLOW_PRIVATE_URLS = envbool("INGEST_ALLOW_PRIVATE_URLS", False)
 INGEST_FETCH_TIMEOUT = envfloat("INGEST_FETCH_TIMEOUT", 10.0, minimum=0.1, maximum=600.0)
 LOG_LEVEL = envchoice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
 SEARCH_HNSW_EF_SEARCH = envint("SEARCH_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)

@@ -12,5 +12,7 @@ os.environ.setdefault("EMBEDDING_CACHE_DIR", str(_ROOT / ".mnemosyne-test-models
 os.environ.setdefault("LOG_LEVEL", "warning")
 # No local settings file: the tests (and the servers and commands they start) see only what they set.
 os.environ.setdefault("MNEMOSYNE_ENV_FILE", "off")
+# The tests fetch from servers on 127.0.0.1; the private-address guard's own tests turn it back on.
+os.environ.setdefault("INGEST_ALLOW_PRIVATE_URLS", "true")
 
 from mnemosyne.settings import *  # noqa: E402, F403

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import ssl
 from datetime import timedelta
 from typing import Any
@@ -19,6 +18,7 @@ from pydantic import AnyUrl, ValidationError
 
 from mcp_server.models import OAuthClient
 from mcp_server.oauth import config
+from mnemosyne.addresses import PrivateAddress, check_public_host
 
 logger = logging.getLogger(__name__)
 
@@ -152,11 +152,8 @@ def _check_host(host: str) -> None:
     if settings.MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS:
         return
     try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, 443, proto=socket.IPPROTO_TCP)}
+        check_public_host(host)
     except OSError:
         raise DocumentRefused("its host does not resolve") from None
-    if not all(config.is_public_address(str(address)) for address in addresses):
-        raise DocumentRefused(
-            "its host resolves to a private or loopback address "
-            "(MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS allows it)"
-        )
+    except PrivateAddress as exc:
+        raise DocumentRefused(f"{exc} (MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS allows it)") from None

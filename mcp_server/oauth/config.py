@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from urllib.parse import urlsplit
 
@@ -63,9 +62,3 @@ def redirect_uri_problem(uri: str) -> str | None:
     if scheme == "http" and not is_loopback(parts.hostname):
         return f"redirect URI {uri!r}: plain http is allowed only on the loopback interface; use https"
     return None
-
-
-def is_public_address(address: str) -> bool:
-    """Whether an IP address is on the public internet (not loopback, private, link-local, …)."""
-    ip = ipaddress.ip_address(address)
-    return ip.is_global and not ip.is_multicast

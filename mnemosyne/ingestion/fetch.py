@@ -10,6 +10,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 from django.conf import settings
 
+from mnemosyne.addresses import PrivateAddress, check_public_host
 from mnemosyne.ingestion import formats
 
 MAX_REDIRECTS = 5
@@ -54,19 +55,21 @@ def fetch_url(url: str, *, timeout: float | None = None, max_bytes: int | None =
     # httpx's timeout bounds each connect/read; the deadline bounds a body that trickles in.
     deadline = time.monotonic() + timeout
     try:
-        with (
-            httpx.Client(follow_redirects=True, max_redirects=MAX_REDIRECTS, timeout=timeout) as client,
-            client.stream("GET", url, headers={"Accept": _ACCEPT}) as response,
-        ):
-            if not response.is_success:
-                raise FetchFailed(f"HTTP {response.status_code} {response.reason_phrase}".strip())
-            content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-            final_url = str(response.url)
-            filename = _filename(final_url, content_type)
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > max_bytes:
-                raise FetchFailed(_too_large(f"{declared} bytes", max_bytes))
-            data = _read_body(response, max_bytes=max_bytes, deadline=deadline, timeout=timeout)
+        with httpx.Client(follow_redirects=False, timeout=timeout) as client:
+            request = client.build_request("GET", url, headers={"Accept": _ACCEPT})
+            response = _follow(client, request)
+            try:
+                if not response.is_success:
+                    raise FetchFailed(f"HTTP {response.status_code} {response.reason_phrase}".strip())
+                content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                final_url = str(response.url)
+                filename = _filename(final_url, content_type)
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > max_bytes:
+                    raise FetchFailed(_too_large(f"{declared} bytes", max_bytes))
+                data = _read_body(response, max_bytes=max_bytes, deadline=deadline, timeout=timeout)
+            finally:
+                response.close()
     except httpx.TooManyRedirects:
         raise FetchFailed(f"more than {MAX_REDIRECTS} redirects") from None
     except httpx.TimeoutException:
@@ -78,6 +81,35 @@ def fetch_url(url: str, *, timeout: float | None = None, max_bytes: int | None =
     except httpx.HTTPError as exc:
         raise FetchFailed(f"request failed: {type(exc).__name__}: {exc}") from None
     return Fetched(url=url, final_url=final_url, content_type=content_type, filename=filename, data=data)
+
+
+def _follow(client: httpx.Client, request: httpx.Request) -> httpx.Response:
+    """Send `request`, following redirects one by one: each hop's scheme and host are checked
+    before it is requested (a public URL must not redirect to a private address)."""
+    for _ in range(MAX_REDIRECTS + 1):
+        _check_target(request.url)
+        response = client.send(request, stream=True)
+        if not response.is_redirect:
+            return response
+        response.close()
+        following = response.next_request
+        if following is None:
+            return response
+        request = following
+    raise httpx.TooManyRedirects("too many redirects", request=request)
+
+
+def _check_target(url: httpx.URL) -> None:
+    if url.scheme not in ("http", "https"):
+        raise FetchFailed(f"unsupported URL scheme in a redirect: {url.scheme!r}")
+    if settings.INGEST_ALLOW_PRIVATE_URLS:
+        return
+    try:
+        check_public_host(url.host, url.port or (443 if url.scheme == "https" else 80))
+    except PrivateAddress as exc:
+        raise FetchFailed(f"{exc}; refused (INGEST_ALLOW_PRIVATE_URLS=true allows it)") from None
+    except OSError:
+        raise FetchFailed(f"cannot resolve {url.host}") from None
 
 
 def _read_body(response: httpx.Response, *, max_bytes: int, deadline: float, timeout: float) -> bytes:

@@ -6,10 +6,14 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 
+from mnemosyne import addresses
 from mnemosyne.embedding import Embedder
+from mnemosyne.ingestion import fetch
 from mnemosyne.ingestion.fetch import FetchFailed, check_url, fetch_url
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
@@ -278,3 +282,45 @@ def _send(request: BaseHTTPRequestHandler, body: bytes, content_type: str) -> No
     request.send_header("Content-Length", str(len(body)))
     request.end_headers()
     request.wfile.write(body)
+
+
+@pytest.fixture
+def guarded(settings: Any) -> None:
+    settings.INGEST_ALLOW_PRIVATE_URLS = False
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9/doc.md",
+        "http://localhost/doc.md",
+        "http://[::1]/doc.md",
+        "http://10.0.0.7/doc.md",
+        "http://192.168.1.1/doc.md",
+        "http://169.254.169.254/latest/meta-data/",  # a cloud metadata service
+    ],
+)
+def test_a_url_to_this_machine_or_its_network_is_refused(guarded: None, url: str) -> None:
+    with pytest.raises(FetchFailed, match=r"private or loopback address.*INGEST_ALLOW_PRIVATE_URLS"):
+        fetch_url(url)
+
+
+def test_a_redirect_to_a_private_address_is_refused_before_it_is_followed(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test server on 127.0.0.1 stands in for a public host (the setting lets the first hop
+    # through); the guard is on for every other host, like the metadata address it redirects to.
+    site.redirect("/go", "http://169.254.169.254/latest/")
+    real = addresses.check_public_host
+    asked: list[str] = []
+
+    def check(host: str, port: int = 443) -> None:
+        asked.append(host)
+        if host != "127.0.0.1":
+            real(host, port)
+
+    monkeypatch.setattr(fetch, "check_public_host", check)
+    monkeypatch.setattr(django_settings, "INGEST_ALLOW_PRIVATE_URLS", False)
+    with pytest.raises(FetchFailed, match=r"169\.254\.169\.254 resolves to a private or loopback address"):
+        fetch_url(site.url("/go"))
+    assert asked == ["127.0.0.1", "169.254.169.254"]
