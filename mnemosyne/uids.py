@@ -29,3 +29,7 @@ def new_chunk_uid() -> str:
 
 def new_job_uid() -> str:
     return new_uid("job")
+
+
+def new_source_uid() -> str:
+    return new_uid("src")

@@ -1,6 +1,7 @@
 """get_ingestion_status: whether ingestion finished, and why it failed (items and upload jobs)."""
 
 from datetime import datetime
+from pathlib import PurePath
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -37,10 +38,27 @@ class JobStatus(BaseModel):
     note: str = Field(description="A warning, e.g. that no worker has started it.")
 
 
+class SourceState(BaseModel):
+    source_uid: str
+    kind: str = Field(description="directory or git.")
+    name: str = Field(description="The source's directory name (items are named after it).")
+    collection: CollectionRef
+    every_minutes: int | None = Field(description="Scheduled syncs, in minutes; null: only when asked.")
+    last_sync_at: datetime | None
+    last_status: str = Field(
+        description="ok, partial (some files failed), failed, running, or empty (never)."
+    )
+    last_counts: dict[str, int] = Field(description="added, updated, unchanged, renamed, deleted, failed.")
+    last_error: str = Field(description="Why the last sync failed, or which files did.")
+
+
 class IngestionReport(BaseModel):
     counts: dict[str, int] = Field(description="Items per status in the scope asked (empty for one job).")
     items: list[ItemStatus] = Field(
         description="Items of the status asked; by default the unfinished and failed."
+    )
+    sources: list[SourceState] = Field(
+        default_factory=list, description="Sources kept in sync, with their last sync."
     )
     jobs: list[JobStatus] = Field(
         description="Upload jobs: unfinished and failed ones, and those done in the last hour."
@@ -84,6 +102,21 @@ def as_report(report: IngestionStatus) -> IngestionReport:
             )
             for item in report.items
         ],
+        sources=[
+            SourceState(
+                source_uid=source.uid,
+                kind=source.kind,
+                name=PurePath(source.location).name,
+                collection=CollectionRef(uid=source.collection.uid, name=source.collection.name),
+                every_minutes=source.every_minutes,
+                last_sync_at=source.last_sync_at,
+                last_status=source.last_status,
+                last_counts=source.last_counts or {},
+                # Server paths stay on the server: the location is named by its last part.
+                last_error=source.last_error.replace(source.location, PurePath(source.location).name),
+            )
+            for source in report.sources
+        ],
         jobs=[
             JobStatus(
                 job_id=state.job.uid,
@@ -111,6 +144,15 @@ def render_status(report: IngestionReport) -> str:
     for item in report.items:
         reason = f": {item.error}" if item.error else ""
         lines.append(f"- [{item.item_uid}] {item.title} ({item.collection.name}): {item.status}{reason}")
+    for source in report.sources:
+        counts = ", ".join(f"{n} {what}" for what, n in source.last_counts.items() if n)
+        when = source.last_sync_at.isoformat(timespec="seconds") if source.last_sync_at else "never"
+        status = source.last_status or "not synced"
+        error = f" — {source.last_error}" if source.last_error else ""
+        lines.append(
+            f"- source {source.source_uid} {source.kind} {source.name}: {status} "
+            f"({when}{'; ' + counts if counts else ''}){error}"
+        )
     for job in report.jobs:
         detail = job.error or job.note or (f"item {job.item_uid} {job.outcome}" if job.item_uid else "")
         lines.append(f"- job {job.job_id} {job.title}: {job.status}{f' — {detail}' if detail else ''}")
@@ -125,8 +167,9 @@ GET_INGESTION_STATUS = ToolSpec(
     title="Ingestion status",
     description=(
         "Whether documents finished ingesting, and why any failed: items per status (pending, processing, "
-        "complete, failed with the reason) and upload jobs (upsert_item queues a large document and returns "
-        "its job_id: queued, running, complete with the item, or failed with the reason). Narrow it to a "
+        "complete, failed with the reason), sources kept in sync (last sync, counts, errors) and upload "
+        "jobs (upsert_item queues a large document and returns its job_id: queued, running, complete with "
+        "the item, or failed with the reason). Narrow it to a "
         "job, a collection or a library, or one status."
     ),
     render=render_status,

@@ -1,11 +1,12 @@
 """What ingestion is doing, for agents (the get_ingestion_status tool and the mnemosyne://ingestion
-resource): items by status with the reason of each failure, and background upload jobs — queued,
-running, complete, failed — within the caller's library boundary. A queued job no worker has
+resource): items by status with the reason of each failure, background upload jobs — queued,
+running, complete, failed — and the sources kept in sync with their last sync, within the caller's
+library boundary. A queued job no worker has
 picked up says so, rather than waiting silently."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db.models import Count, Q
@@ -13,7 +14,7 @@ from django.utils import timezone
 
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
-from mnemosyne.library.models import EmbeddingStatus, IngestJob, Item
+from mnemosyne.library.models import EmbeddingStatus, IngestJob, Item, Source
 
 # A job queued this long without a worker starting it gets a note saying so.
 UNCLAIMED_AFTER_SECONDS = 60
@@ -32,6 +33,7 @@ class IngestionStatus:
     counts: dict[str, int]
     items: list[Item]
     jobs: list[JobState]
+    sources: list[Source] = field(default_factory=list)
 
 
 def ingestion_status(
@@ -52,11 +54,16 @@ def ingestion_status(
         if job is None:
             raise NotFound("job", job_uid)
         return IngestionStatus(counts={}, items=[], jobs=[_state(job, now)])
+    sources = selectors.within_boundary(
+        Source.objects.select_related("collection").defer("manifest"), "collection__library_id"
+    )
     items = selectors.items(collection_uid=collection_uid, library_uid=library_uid)
     if collection_uid is not None:
         jobs = jobs.filter(collection__uid=collection_uid)
+        sources = sources.filter(collection__uid=collection_uid)
     if library_uid is not None:
         jobs = jobs.filter(collection__library__uid=library_uid)
+        sources = sources.filter(collection__library__uid=library_uid)
     counted = dict(items.order_by().values_list("embedding_status").annotate(n=Count("id")))
     counts = {value: counted.get(value, 0) for value in EmbeddingStatus.values}
     wanted = (
@@ -76,6 +83,7 @@ def ingestion_status(
         counts=counts,
         items=listed,
         jobs=[_state(job, now) for job in open_jobs.order_by("-created_at")[:limit]],
+        sources=list(sources.order_by("id")[:limit]),
     )
 
 

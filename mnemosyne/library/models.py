@@ -80,6 +80,10 @@ class Item(models.Model):
     # Where the item came from: a path relative to the ingest root, or a URL.
     source = models.CharField(max_length=2000)
     content_hash = models.CharField(max_length=64, blank=True, default="")
+    # The source it is kept in sync from, if any.
+    origin = models.ForeignKey(
+        "Source", null=True, blank=True, on_delete=models.SET_NULL, related_name="items"
+    )
     metadata = models.JSONField(default=dict, blank=True)
     embedding_status = models.CharField(
         max_length=16, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING
@@ -193,6 +197,49 @@ class Posting(models.Model):
             ),
             models.Index(fields=["chunk"], name="posting_by_chunk"),
         ]
+
+
+class Source(models.Model):
+    """Where a collection's documents live and are kept in sync from: a directory, or a git working
+    tree (its committed files). `manage.py sync` (or a schedule run by db_worker) ingests what is new
+    or changed, renames what moved, deletes what is gone."""
+
+    class Kind(models.TextChoices):
+        DIRECTORY = "directory", "Directory"
+        GIT = "git", "Git working tree"
+
+    uid = models.CharField(max_length=32, unique=True, default=uids.new_source_uid, editable=False)
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="sources")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    location = models.CharField(max_length=2000, help_text="An absolute path.")
+    # gitignore-style patterns, relative to the location: only files matching `include` (all when
+    # empty), less those matching `exclude`.
+    include = models.JSONField(default=list, blank=True)
+    exclude = models.JSONField(default=list, blank=True)
+    # Minutes between scheduled syncs run by the background workers; empty: only when asked.
+    every_minutes = models.PositiveIntegerField(null=True, blank=True)
+    # What the last sync saw, per file (relative path → stat and digest, or git blob): the next one
+    # reads only what changed.
+    manifest = models.JSONField(default=dict, blank=True, editable=False)
+    last_commit = models.CharField(max_length=64, blank=True, default="", editable=False)
+    last_sync_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_status = models.CharField(max_length=16, blank=True, default="", editable=False)
+    last_error = models.TextField(blank=True, default="", editable=False)
+    # added, updated, unchanged, renamed, deleted, failed: of the last sync.
+    last_counts = models.JSONField(default=dict, blank=True, editable=False)
+    next_sync_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["collection_id", "location"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "location"], name="source_location_unique_in_collection"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.location}"
 
 
 class IngestJob(models.Model):

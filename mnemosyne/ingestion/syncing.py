@@ -1,0 +1,304 @@
+"""Keeping a collection in sync with a Source (`manage.py sync`, `add_source`, a schedule run by
+db_worker, `sync --watch`).
+
+A sync lists the source's files (source_files.py) and compares each one's fingerprint with what the
+last sync saw (Source.manifest): only files whose fingerprint changed are read. A new file whose
+content is that of a file that went away is a rename: its item is renamed, nothing re-embedded. The
+rest goes through the ingest pipeline (which swaps an item's chunks in one transaction, so no item
+is ever seen half-synced); items whose file is gone are deleted. A file that cannot be read or
+parsed is counted as failed with its reason and tried again at the next sync. One sync of a source
+runs at a time (a PostgreSQL advisory lock): another that finds it running is skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import PurePosixPath
+
+from django.db import connection
+from django.tasks import task
+from django.utils import timezone
+
+from mnemosyne.embedding import Embedder, get_embedder
+from mnemosyne.ingestion.documents import DocumentRejected, title_from_filename
+from mnemosyne.ingestion.parsing import parse_bytes
+from mnemosyne.ingestion.pipeline import (
+    DocumentInput,
+    Outcome,
+    content_hash,
+    ingest_documents,
+    unchanged_result,
+)
+from mnemosyne.ingestion.source_files import Listed, SourceUnavailable, list_files
+from mnemosyne.library.errors import NotFound
+from mnemosyne.library.models import EmbeddingStatus, Item, Source
+from mnemosyne.library.services import delete_item
+from mnemosyne.storage import ChunkStore, get_chunk_store
+
+logger = logging.getLogger(__name__)
+
+# Advisory lock keys of source syncs: this constant plus the source's id.
+_LOCK_BASE = 0x5C_0000_0000
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    renamed: int = 0
+    deleted: int = 0
+    failed: int = 0
+    errors: list[str] = field(default_factory=list)
+    skipped: str = ""
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "renamed": self.renamed,
+            "deleted": self.deleted,
+            "failed": self.failed,
+        }
+
+    def line(self) -> str:
+        if self.skipped:
+            return self.skipped
+        return ", ".join(f"{count} {what}" for what, count in self.counts().items())
+
+
+class SyncBusy(Exception):
+    """Another sync of this source is running."""
+
+
+def sync_source(
+    source: Source,
+    *,
+    embedder: Embedder | None = None,
+    store: ChunkStore | None = None,
+    report: Callable[[str], None] = lambda line: None,
+) -> SyncReport:
+    """Bring the source's collection up to date with it; SourceUnavailable when it cannot be listed
+    (recorded on the source too)."""
+    try:
+        with _exclusive(source):
+            return _sync(source, embedder or get_embedder(), store or get_chunk_store(), report)
+    except SyncBusy:
+        return SyncReport(skipped="skipped: another sync of this source is running")
+
+
+@contextlib.contextmanager
+def _exclusive(source: Source) -> Iterator[None]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_LOCK_BASE + source.pk])
+        if not cursor.fetchone()[0]:
+            raise SyncBusy
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_BASE + source.pk])
+
+
+def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callable[[str], None]) -> SyncReport:
+    Source.objects.filter(pk=source.pk).update(last_status="running")
+    try:
+        listing = list_files(source)
+    except SourceUnavailable as exc:
+        _record(source, status="failed", error=str(exc), counts={}, manifest=None, commit=None)
+        raise
+    result = SyncReport()
+    collection = source.collection
+    seen: dict[str, dict[str, str]] = dict(source.manifest or {})
+    # Its items: those it synced, and any already named like one of its files (ingested before).
+    ours = Item.objects.filter(collection=collection, origin=source)
+    named = Item.objects.filter(collection=collection, source__in=list(listing.files))
+    known = {item.source: item for item in ours.union(named)}
+    manifest: dict[str, dict[str, str]] = {}
+    changed: list[tuple[Listed, bytes, str]] = []
+    for name, listed in listing.files.items():
+        before, item = seen.get(name), known.get(name)
+        fresh = item is not None and item.embedding_status == EmbeddingStatus.COMPLETE
+        if before and before["f"] == listed.fingerprint and fresh:
+            manifest[name] = before
+            result.unchanged += 1
+            continue
+        try:
+            data = listed.read()
+        except OSError as exc:
+            _failed(result, report, name, f"cannot read: {exc}")
+            continue
+        changed.append((listed, data, content_hash(data)))
+    gone = {name: item for name, item in known.items() if name not in listing.files}
+    changed = _renames(changed, known, gone, manifest, result, report)
+    _ingest(source, changed, manifest, result, embedder, store, report)
+    for name, item in sorted(gone.items()):
+        try:
+            delete_item(item_uid=item.uid, dry_run=False, store=store)
+        except NotFound:
+            continue
+        result.deleted += 1
+        report(f"deleted {name}")
+    Item.objects.filter(collection=collection, source__in=list(manifest), origin__isnull=True).update(
+        origin=source
+    )
+    for skipped in listing.skipped:
+        report(f"skipped {skipped.path}: {skipped.reason}")
+    status = "ok" if not result.failed else "partial"
+    _record(
+        source,
+        status=status,
+        error="; ".join(result.errors[:20]),
+        counts=result.counts(),
+        manifest=manifest,
+        commit=listing.commit,
+    )
+    return result
+
+
+def _renames(
+    changed: list[tuple[Listed, bytes, str]],
+    known: dict[str, Item],
+    gone: dict[str, Item],
+    manifest: dict[str, dict[str, str]],
+    result: SyncReport,
+    report: Callable[[str], None],
+) -> list[tuple[Listed, bytes, str]]:
+    """A new file with the content of a file that went away: its item renamed, not re-ingested."""
+    by_digest = {item.content_hash: name for name, item in gone.items() if item.content_hash}
+    rest = []
+    for listed, data, digest in changed:
+        old = by_digest.pop(digest, None) if listed.name not in known else None
+        if old is None:
+            rest.append((listed, data, digest))
+            continue
+        item = gone.pop(old)
+        fields: dict[str, object] = {"source": listed.name}
+        if item.title == title_from_filename(PurePosixPath(old).name):
+            fields["title"] = title_from_filename(PurePosixPath(listed.name).name)
+        Item.objects.filter(pk=item.pk).update(**fields)
+        manifest[listed.name] = {"f": listed.fingerprint, "h": digest}
+        result.renamed += 1
+        report(f"renamed {old} → {listed.name}")
+    return rest
+
+
+def _ingest(
+    source: Source,
+    changed: list[tuple[Listed, bytes, str]],
+    manifest: dict[str, dict[str, str]],
+    result: SyncReport,
+    embedder: Embedder,
+    store: ChunkStore,
+    report: Callable[[str], None],
+) -> None:
+    collection = source.collection
+    fingerprints = {listed.name: (listed.fingerprint, digest) for listed, _, digest in changed}
+
+    def documents() -> Iterator[DocumentInput]:
+        for listed, data, digest in changed:
+            same = unchanged_result(
+                collection=collection, source=listed.name, digest=digest, embedder=embedder
+            )
+            if same is not None:
+                manifest[listed.name] = {"f": listed.fingerprint, "h": digest}
+                result.unchanged += 1
+                continue
+            try:
+                parsed = parse_bytes(data, filename=PurePosixPath(listed.name).name)
+            except DocumentRejected as exc:
+                _failed(result, report, listed.name, str(exc))
+                continue
+            yield DocumentInput(
+                source=listed.name, parsed=parsed, digest=digest, metadata={"source_uid": source.uid}
+            )
+
+    for outcome in ingest_documents(
+        collection=collection, documents=documents(), embedder=embedder, store=store
+    ):
+        if outcome.outcome == Outcome.FAILED:
+            _failed(result, report, outcome.source, outcome.error or "failed")
+            continue
+        fingerprint, digest = fingerprints[outcome.source]
+        manifest[outcome.source] = {"f": fingerprint, "h": digest}
+        if outcome.outcome == Outcome.CREATED:
+            result.added += 1
+        elif outcome.outcome == Outcome.UPDATED:
+            result.updated += 1
+        else:
+            result.unchanged += 1
+        if outcome.outcome != Outcome.UNCHANGED:
+            report(f"{outcome.outcome.value} {outcome.source} ({outcome.chunk_count} chunks)")
+
+
+def _failed(result: SyncReport, report: Callable[[str], None], name: str, reason: str) -> None:
+    result.failed += 1
+    result.errors.append(f"{name}: {reason}")
+    report(f"failed {name}: {reason}")
+
+
+def _record(
+    source: Source,
+    *,
+    status: str,
+    error: str,
+    counts: dict[str, int],
+    manifest: dict[str, dict[str, str]] | None,
+    commit: str | None,
+) -> None:
+    fields: dict[str, object] = {
+        "last_status": status,
+        "last_error": error,
+        "last_counts": counts,
+        "last_sync_at": timezone.now(),
+    }
+    if manifest is not None:
+        fields["manifest"] = manifest
+    if commit is not None:
+        fields["last_commit"] = commit
+    Source.objects.filter(pk=source.pk).update(**fields)
+
+
+@task
+def sync_scheduled(*, source_uid: str, due: str) -> dict[str, object]:
+    """A scheduled sync (db_worker); the next one is queued when it ends. A task whose due time is
+    no longer the source's (rescheduled since) does nothing."""
+    source = Source.objects.select_related("collection__library").filter(uid=source_uid).first()
+    if source is None or source.next_sync_at is None or source.next_sync_at.isoformat() != due:
+        return {"source": source_uid, "skipped": "superseded"}
+    outcome: dict[str, object]
+    try:
+        outcome = dict(sync_source(source).counts())
+    except SourceUnavailable as exc:
+        outcome = {"error": str(exc)}
+    finally:
+        schedule_next(source)
+    return {"source": source_uid, **outcome}
+
+
+def schedule_next(source: Source) -> None:
+    """Queue the source's next scheduled sync (every_minutes from now), or clear it when unscheduled."""
+    if not source.every_minutes:
+        Source.objects.filter(pk=source.pk).update(next_sync_at=None)
+        return
+    due = timezone.now() + timedelta(minutes=source.every_minutes)
+    Source.objects.filter(pk=source.pk).update(next_sync_at=due)
+    source.next_sync_at = due
+    sync_scheduled.using(run_after=due).enqueue(source_uid=source.uid, due=due.isoformat())
+
+
+@task
+def sync_once(*, source_uid: str) -> dict[str, object]:
+    """A sync asked for (the admin's "Sync now"), run by a background worker."""
+    source = Source.objects.select_related("collection__library").filter(uid=source_uid).first()
+    if source is None:
+        return {"source": source_uid, "skipped": "no such source"}
+    try:
+        return {"source": source_uid, **sync_source(source).counts()}
+    except SourceUnavailable as exc:
+        return {"source": source_uid, "error": str(exc)}

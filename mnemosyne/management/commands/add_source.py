@@ -1,0 +1,78 @@
+"""python manage.py add_source PATH --library L --collection C [--git] [--include P]… [--exclude P]…
+[--every MINUTES] [--no-sync]"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import IntegrityError
+
+from mnemosyne.ingestion.source_files import SourceUnavailable
+from mnemosyne.ingestion.syncing import schedule_next, sync_source
+from mnemosyne.library.errors import InvalidArgument
+from mnemosyne.library.models import LibraryType, Source
+from mnemosyne.library.services import ensure_collection, ensure_library
+from mnemosyne.management.schema import require_current_schema
+
+
+class Command(BaseCommand):
+    help = "Attach a directory or a git working tree to a collection and keep the collection in sync with it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", help="The directory, or the git working tree with --git.")
+        parser.add_argument("--library", required=True, help="Library name (created when missing).")
+        parser.add_argument("--collection", required=True, help="Collection name (created when missing).")
+        parser.add_argument("--library-type", choices=LibraryType.values, default=None)
+        parser.add_argument(
+            "--git", action="store_true", help="A git working tree: its committed files at HEAD are synced."
+        )
+        parser.add_argument(
+            "--include", action="append", default=[], metavar="PATTERN",
+            help="Only files matching this gitignore-style pattern (repeatable), e.g. 'docs/**/*.md'.",
+        )  # fmt: skip
+        parser.add_argument(
+            "--exclude", action="append", default=[], metavar="PATTERN",
+            help="Leave out files matching this gitignore-style pattern (repeatable), e.g. 'drafts/'.",
+        )  # fmt: skip
+        parser.add_argument(
+            "--every", type=int, default=None, metavar="MINUTES",
+            help="Sync on a schedule, every MINUTES, run by the background workers (db_worker).",
+        )  # fmt: skip
+        parser.add_argument("--no-sync", action="store_true", help="Do not sync it now.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        require_current_schema()
+        location = Path(options["path"]).expanduser().resolve()
+        every = options["every"]
+        if every is not None and every < 1:
+            raise CommandError("--every must be at least 1 (minutes)")
+        try:
+            library = ensure_library(name=options["library"], library_type=options["library_type"])
+            collection = ensure_collection(library=library, name=options["collection"])
+        except InvalidArgument as exc:
+            raise CommandError(str(exc)) from exc
+        try:
+            source = Source.objects.create(
+                collection=collection,
+                kind=Source.Kind.GIT if options["git"] else Source.Kind.DIRECTORY,
+                location=str(location),
+                include=options["include"],
+                exclude=options["exclude"],
+                every_minutes=every,
+            )
+        except IntegrityError:
+            raise CommandError(f"{location} is already a source of that collection") from None
+        self.stdout.write(
+            f"Source {source.uid}: {source.kind} {location} → {library.name} / {collection.name}"
+        )
+        if not options["no_sync"]:
+            try:
+                result = sync_source(source, report=lambda line: self.stdout.write(f"  {line}"))
+            except SourceUnavailable as exc:
+                raise CommandError(f"source {source.uid} added, but it cannot be synced: {exc}") from exc
+            self.stdout.write(f"Synced: {result.line()}")
+        if every:
+            schedule_next(source)
+            self.stdout.write(f"Scheduled every {every} min (run by `python manage.py db_worker`).")
