@@ -34,9 +34,10 @@ class Plan:
     warmup: int
     load_seconds: float
     outage_seconds: float
+    sync_files: int
 
 
-PARTS = ("ingest", "search", "diversity", "documents", "ocr", "load")
+PARTS = ("ingest", "search", "diversity", "documents", "ocr", "load", "sync")
 FULL = Plan(
     documents_1x=300,
     documents_10x=3000,
@@ -45,6 +46,7 @@ FULL = Plan(
     warmup=20,
     load_seconds=60,
     outage_seconds=30,
+    sync_files=2000,
 )
 QUICK = Plan(
     documents_1x=50,
@@ -54,6 +56,7 @@ QUICK = Plan(
     warmup=10,
     load_seconds=10,
     outage_seconds=10,
+    sync_files=200,
 )
 
 
@@ -192,6 +195,10 @@ def main(argv: list[str] | None = None) -> int:
                 embedder=embedder,
                 log=log,
             )
+        if "sync" in parts:
+            from benchmarks import sync
+
+            result.sync = sync.run(corpus.read_documents(scifact, plan.sync_files), Path(scratch), log)
         if "load" in parts:
             from benchmarks import load
 

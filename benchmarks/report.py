@@ -22,6 +22,7 @@ from benchmarks.results import (
     LoadResult,
     OcrRun,
     SearchSize,
+    SyncResult,
 )
 
 START_MARKER = "<!-- bench:results:start -->"
@@ -83,6 +84,8 @@ def render(result: BenchResult) -> str:
         lines += _ocr(result.ocr)
     if result.load is not None:
         lines += _load(result.load)
+    if result.sync is not None:
+        lines += _sync(result.sync)
     if result.notes:
         lines += ["Notes:", "", *(f"- {note}" for note in result.notes), ""]
     return "\n".join(lines)
@@ -205,6 +208,24 @@ def _extractors(runs: list[ExtractorRun]) -> list[str]:
             f"| {sum(run.run_together for run in mine):,} | {sum(run.ligatures for run in mine):,} |"
         )
     return [*lines, ""]
+
+
+def _sync(sync: SyncResult) -> list[str]:
+    return [
+        f"### Sources kept in sync ({sync.files:,} Markdown files, a directory source)",
+        "",
+        "| sync | seconds | share of the full ingest |",
+        "|---|---|---|",
+        f"| first (the full ingest, {sync.files:,} files added) | {number(sync.full_seconds, 1)} | 100 % |",
+        f"| after {sync.changed} files ({sync.changed / sync.files:.0%}) changed "
+        f"({sync.incremental_updated} updated) | {number(sync.incremental_seconds, 2)} "
+        f"| {sync.incremental_seconds / sync.full_seconds:.1%} |",
+        f"| nothing changed | {number(sync.noop_seconds, 2)} | {sync.noop_seconds / sync.full_seconds:.1%} |",
+        "",
+        f"`sync --watch`, edit on disk → searchable, over {sync.watch_edits} edits: p50 "
+        f"{number(sync.watch_p50_seconds, 2)} s, max {number(sync.watch_max_seconds, 2)} s.",
+        "",
+    ]
 
 
 def _ocr(runs: list[OcrRun]) -> list[str]:

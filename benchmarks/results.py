@@ -236,6 +236,22 @@ class OcrRun:
 
 
 @dataclass(frozen=True)
+class SyncResult:
+    """A directory source: the first sync (the full ingest), a sync after 1 % changed, the watch."""
+
+    files: int
+    chunks: int
+    full_seconds: float
+    changed: int
+    incremental_seconds: float
+    incremental_updated: int
+    noop_seconds: float
+    watch_p50_seconds: float
+    watch_max_seconds: float
+    watch_edits: int
+
+
+@dataclass(frozen=True)
 class ExtractorRun:
     """One PDF library's plain text extraction of one manual."""
 
@@ -372,4 +388,5 @@ class BenchResult:
     ocr: list[OcrRun] = field(default_factory=list)
     extractors: list[ExtractorRun] = field(default_factory=list)
     load: LoadResult | None = None
+    sync: SyncResult | None = None
     notes: list[str] = field(default_factory=list)
