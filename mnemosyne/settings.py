@@ -148,6 +148,9 @@ S3_ENDPOINT_URL = envstr("S3_ENDPOINT_URL", "") or None
 S3_REGION = envstr("S3_REGION", "us-east-1")
 S3_CONNECT_TIMEOUT = envfloat("S3_CONNECT_TIMEOUT", 3.0, minimum=0.1, maximum=60.0)
 S3_READ_TIMEOUT = envfloat("S3_READ_TIMEOUT", 5.0, minimum=0.1, maximum=300.0)
+# Where S3 sources (add_source s3://bucket/prefix) are read from: empty is AWS; credentials come
+# from the usual places (environment, ~/.aws, an instance role).
+SOURCES_S3_ENDPOINT_URL = envstr("SOURCES_S3_ENDPOINT_URL", "") or None
 S3_MAX_ATTEMPTS = envint("S3_MAX_ATTEMPTS", 3, minimum=1, maximum=10)
 if CHUNK_STORE == "s3" and not S3_BUCKET:
     raise ImproperlyConfigured("S3_BUCKET is required when CHUNK_STORE=s3")

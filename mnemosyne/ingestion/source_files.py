@@ -1,43 +1,26 @@
 """The files a Source holds now: a directory's (walked like `ingest` walks one: hidden files and
-symlinked directories passed over, a symlink leading outside skipped) or a git working tree's
-committed files (`git ls-tree` at HEAD, read with one `git cat-file --batch`). Each file comes with
-a fingerprint — its size and modification time, or its git blob id — so a sync reads only files
-whose fingerprint changed. gitignore-style include/exclude patterns (pathspec) narrow both."""
+symlinked directories passed over, a symlink leading outside skipped), a git working tree's
+committed files (`git ls-tree` at HEAD, read with one `git cat-file --batch`), or an S3 prefix's
+objects (s3_objects.py). Each file comes with a fingerprint — its size and modification time, its
+git blob id, its object's ETag — so a sync reads only files whose fingerprint changed.
+gitignore-style include/exclude patterns (pathspec) narrow them all."""
 
 from __future__ import annotations
 
 import functools
 import subprocess
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
 
 from mnemosyne.ingestion import formats
+from mnemosyne.ingestion.listings import Listed, Listing, SourceUnavailable
+from mnemosyne.ingestion.s3_objects import s3_objects
 from mnemosyne.ingestion.sources import Skipped, SourceFile, discover
 from mnemosyne.library.models import Source
 
 GIT_TIMEOUT_SECONDS = 120
-
-
-class SourceUnavailable(Exception):
-    """The source cannot be listed (not a directory, not a git repository, …); the message says why."""
-
-
-@dataclass(frozen=True)
-class Listed:
-    # The item's source name: the location's directory name, "/", the path within it.
-    name: str
-    fingerprint: str
-    read: Callable[[], bytes]
-
-
-@dataclass
-class Listing:
-    files: dict[str, Listed]
-    skipped: list[Skipped]
-    commit: str = ""
 
 
 def list_files(source: Source) -> Listing:
@@ -45,6 +28,8 @@ def list_files(source: Source) -> Listing:
     keep = _patterns(source.include, source.exclude)
     if source.kind == Source.Kind.GIT:
         return _git(Path(source.location), suffixes, keep)
+    if source.kind == Source.Kind.S3:
+        return s3_objects(source.location, suffixes, keep)
     return _directory(Path(source.location), suffixes, keep)
 
 

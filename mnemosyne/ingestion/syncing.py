@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion.documents import DocumentRejected, title_from_filename
+from mnemosyne.ingestion.listings import Listed, SourceUnavailable
 from mnemosyne.ingestion.parsing import parse_bytes
 from mnemosyne.ingestion.pipeline import (
     DocumentInput,
@@ -33,7 +34,7 @@ from mnemosyne.ingestion.pipeline import (
     ingest_documents,
     unchanged_result,
 )
-from mnemosyne.ingestion.source_files import Listed, SourceUnavailable, list_files
+from mnemosyne.ingestion.source_files import list_files
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import EmbeddingStatus, Item, Source
 from mnemosyne.library.services import delete_item

@@ -200,18 +200,19 @@ class Posting(models.Model):
 
 
 class Source(models.Model):
-    """Where a collection's documents live and are kept in sync from: a directory, or a git working
-    tree (its committed files). `manage.py sync` (or a schedule run by db_worker) ingests what is new
-    or changed, renames what moved, deletes what is gone."""
+    """Where a collection's documents live and are kept in sync from: a directory, a git working
+    tree (its committed files), or an S3 bucket prefix. `manage.py sync` (or a schedule run by
+    db_worker) ingests what is new or changed, renames what moved, deletes what is gone."""
 
     class Kind(models.TextChoices):
         DIRECTORY = "directory", "Directory"
         GIT = "git", "Git working tree"
+        S3 = "s3", "S3 bucket prefix"
 
     uid = models.CharField(max_length=32, unique=True, default=uids.new_source_uid, editable=False)
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="sources")
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    location = models.CharField(max_length=2000, help_text="An absolute path.")
+    location = models.CharField(max_length=2000, help_text="An absolute path, or s3://bucket/prefix.")
     # gitignore-style patterns, relative to the location: only files matching `include` (all when
     # empty), less those matching `exclude`.
     include = models.JSONField(default=list, blank=True)

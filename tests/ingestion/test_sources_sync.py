@@ -10,20 +10,21 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import source_files
-from mnemosyne.ingestion.source_files import SourceUnavailable
+from mnemosyne.ingestion.listings import SourceUnavailable
 from mnemosyne.ingestion.syncing import sync_source
 from mnemosyne.library.models import Chunk, Item, Source
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.search.service import SearchRequest, search
-from tests.servers import ROOT, database_url, db_worker
+from tests.servers import FAKE_AWS_ENV, ROOT, database_url, db_worker, free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -251,3 +252,54 @@ def test_a_source_unavailable_is_recorded(tmp_path: Path, embedder: Embedder) ->
         sync_source(source, embedder=embedder)
     source.refresh_from_db()
     assert source.last_status == "failed" and "is not a directory" in source.last_error
+
+
+@pytest.fixture
+def s3(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """moto's S3 server over HTTP, as the S3 sources' endpoint; a client to fill it behind our back."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    for name, value in FAKE_AWS_ENV.items():
+        monkeypatch.setenv(name, value)
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    settings.SOURCES_S3_ENDPOINT_URL = endpoint
+    client = boto3.session.Session().client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    client.create_bucket(Bucket="team-docs")
+    try:
+        yield client
+    finally:
+        server.stop()
+
+
+def test_an_s3_prefix_syncs_by_etag(s3: Any, embedder: Embedder) -> None:
+    s3.put_object(Bucket="team-docs", Key="wiki/tides.md", Body=b"# Tides\n\nSpring tides flood the quay.\n")
+    s3.put_object(Bucket="team-docs", Key="wiki/ops/backup.md", Body=b"# Backup\n\nNightly dumps at 02:00.\n")
+    s3.put_object(Bucket="team-docs", Key="other/skip.md", Body=b"# Elsewhere\n\nNot under the prefix.\n")
+    source = add_location("s3://team-docs/wiki/")
+    assert sources_of(source) == {"team-docs/wiki/tides.md", "team-docs/wiki/ops/backup.md"}
+    s3.put_object(
+        Bucket="team-docs", Key="wiki/tides.md", Body=b"# Tides\n\nNeap tides leave the quay dry.\n"
+    )
+    s3.copy_object(
+        Bucket="team-docs",
+        Key="wiki/ops/backups.md",
+        CopySource={"Bucket": "team-docs", "Key": "wiki/ops/backup.md"},
+    )
+    s3.delete_object(Bucket="team-docs", Key="wiki/ops/backup.md")
+    result = sync_source(source, embedder=embedder)
+    assert (result.updated, result.renamed, result.added, result.deleted, result.unchanged) == (1, 1, 0, 0, 0)
+    assert sources_of(source) == {"team-docs/wiki/tides.md", "team-docs/wiki/ops/backups.md"}
+
+
+def test_an_s3_bucket_that_cannot_be_listed_makes_the_source_unavailable(s3: Any) -> None:
+    with pytest.raises(CommandError, match=r"S3 refused listing s3://no-such-bucket/x \(NoSuchBucket\)"):
+        add_location("s3://no-such-bucket/x")
+
+
+def add_location(location: str) -> Source:
+    call_command("add_source", location, "--library=Docs", "--collection=main", stdout=io.StringIO())
+    return Source.objects.get(location=location)

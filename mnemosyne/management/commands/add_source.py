@@ -1,5 +1,5 @@
-"""python manage.py add_source PATH --library L --collection C [--git] [--include P]… [--exclude P]…
-[--every MINUTES] [--no-sync]"""
+"""python manage.py add_source PATH|s3://BUCKET/PREFIX --library L --collection C [--git]
+[--include P]… [--exclude P]… [--every MINUTES] [--no-sync]"""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import IntegrityError
 
-from mnemosyne.ingestion.source_files import SourceUnavailable
+from mnemosyne.ingestion.listings import SourceUnavailable
+from mnemosyne.ingestion.s3_objects import parse_location
 from mnemosyne.ingestion.syncing import schedule_next, sync_source
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import LibraryType, Source
@@ -18,10 +19,15 @@ from mnemosyne.management.schema import require_current_schema
 
 
 class Command(BaseCommand):
-    help = "Attach a directory or a git working tree to a collection and keep the collection in sync with it."
+    help = (
+        "Attach a directory, a git working tree or an S3 prefix to a collection and keep the collection "
+        "in sync with it."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("path", help="The directory, or the git working tree with --git.")
+        parser.add_argument(
+            "path", help="The directory, the git working tree with --git, or s3://bucket/prefix."
+        )
         parser.add_argument("--library", required=True, help="Library name (created when missing).")
         parser.add_argument("--collection", required=True, help="Collection name (created when missing).")
         parser.add_argument("--library-type", choices=LibraryType.values, default=None)
@@ -44,7 +50,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         require_current_schema()
-        location = Path(options["path"]).expanduser().resolve()
+        s3 = options["path"].startswith("s3://")
+        if s3:
+            try:
+                parse_location(options["path"])
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+        location = options["path"] if s3 else str(Path(options["path"]).expanduser().resolve())
+        kind = Source.Kind.S3 if s3 else Source.Kind.GIT if options["git"] else Source.Kind.DIRECTORY
         every = options["every"]
         if every is not None and every < 1:
             raise CommandError("--every must be at least 1 (minutes)")
@@ -56,8 +69,8 @@ class Command(BaseCommand):
         try:
             source = Source.objects.create(
                 collection=collection,
-                kind=Source.Kind.GIT if options["git"] else Source.Kind.DIRECTORY,
-                location=str(location),
+                kind=kind,
+                location=location,
                 include=options["include"],
                 exclude=options["exclude"],
                 every_minutes=every,

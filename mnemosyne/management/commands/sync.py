@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from mnemosyne.ingestion.source_files import SourceUnavailable
+from mnemosyne.ingestion.listings import SourceUnavailable
 from mnemosyne.ingestion.syncing import sync_source
 from mnemosyne.library.models import Source
 from mnemosyne.management.schema import require_current_schema
