@@ -31,9 +31,16 @@ class Fetched:
     url: str
     final_url: str
     content_type: str
-    # A file name whose suffix picks the parser, e.g. "report.pdf".
+    # A file name whose suffix picks the parser, e.g. "report.pdf" ("" for a raw fetch of another type).
     filename: str
     data: bytes
+    # The validators to send next time (If-None-Match / If-Modified-Since), when the server gave any.
+    etag: str = ""
+    last_modified: str = ""
+
+
+class NotModified(Exception):
+    """A conditional fetch found the resource unchanged (HTTP 304)."""
 
 
 def check_url(url: str) -> None:
@@ -47,8 +54,18 @@ def check_url(url: str) -> None:
         raise FetchFailed("URL has no host")
 
 
-def fetch_url(url: str, *, timeout: float | None = None, max_bytes: int | None = None) -> Fetched:
-    """GET `url`, following at most MAX_REDIRECTS redirects; raise FetchFailed with the reason."""
+def fetch_url(
+    url: str,
+    *,
+    timeout: float | None = None,
+    max_bytes: int | None = None,
+    headers: dict[str, str] | None = None,
+    raw: bool = False,
+) -> Fetched:
+    """GET `url`, following at most MAX_REDIRECTS redirects; raise FetchFailed with the reason.
+
+    `headers` are sent too (conditional ones: a 304 raises NotModified); `raw` accepts any content
+    type (a sitemap, robots.txt), with no file name."""
     check_url(url)
     timeout = settings.INGEST_FETCH_TIMEOUT if timeout is None else timeout
     max_bytes = settings.INGEST_MAX_FILE_BYTES if max_bytes is None else max_bytes
@@ -56,14 +73,16 @@ def fetch_url(url: str, *, timeout: float | None = None, max_bytes: int | None =
     deadline = time.monotonic() + timeout
     try:
         with httpx.Client(follow_redirects=False, timeout=timeout) as client:
-            request = client.build_request("GET", url, headers={"Accept": _ACCEPT})
+            request = client.build_request("GET", url, headers={"Accept": _ACCEPT, **(headers or {})})
             response = _follow(client, request)
             try:
+                if response.status_code == 304:
+                    raise NotModified(url)
                 if not response.is_success:
                     raise FetchFailed(f"HTTP {response.status_code} {response.reason_phrase}".strip())
                 content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 final_url = str(response.url)
-                filename = _filename(final_url, content_type)
+                filename = "" if raw else _filename(final_url, content_type)
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > max_bytes:
                     raise FetchFailed(_too_large(f"{declared} bytes", max_bytes))
@@ -80,7 +99,15 @@ def fetch_url(url: str, *, timeout: float | None = None, max_bytes: int | None =
         raise FetchFailed(f"cannot connect to {urlsplit(url).netloc}: {exc or 'connection failed'}") from None
     except httpx.HTTPError as exc:
         raise FetchFailed(f"request failed: {type(exc).__name__}: {exc}") from None
-    return Fetched(url=url, final_url=final_url, content_type=content_type, filename=filename, data=data)
+    return Fetched(
+        url=url,
+        final_url=final_url,
+        content_type=content_type,
+        filename=filename,
+        data=data,
+        etag=response.headers.get("etag", ""),
+        last_modified=response.headers.get("last-modified", ""),
+    )
 
 
 def _follow(client: httpx.Client, request: httpx.Request) -> httpx.Response:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mnemosyne.ingestion.sources import Skipped
 
@@ -18,6 +18,8 @@ class Listed:
     name: str
     fingerprint: str
     read: Callable[[], bytes]
+    # The file name the parser goes by, when the name does not end in one (a URL).
+    filename: str = ""
 
 
 @dataclass
@@ -25,3 +27,5 @@ class Listing:
     files: dict[str, Listed]
     skipped: list[Skipped]
     commit: str = ""
+    # Names that exist but could not be read this time (a page that timed out): their items stay.
+    unreadable: set[str] = field(default_factory=set)

@@ -18,6 +18,7 @@ from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.listings import Listed, Listing, SourceUnavailable
 from mnemosyne.ingestion.s3_objects import s3_objects
 from mnemosyne.ingestion.sources import Skipped, SourceFile, discover
+from mnemosyne.ingestion.web_pages import web_pages
 from mnemosyne.library.models import Source
 
 GIT_TIMEOUT_SECONDS = 120
@@ -30,6 +31,14 @@ def list_files(source: Source) -> Listing:
         return _git(Path(source.location), suffixes, keep)
     if source.kind == Source.Kind.S3:
         return s3_objects(source.location, suffixes, keep)
+    if source.kind == Source.Kind.WEB:
+        return web_pages(
+            source.location,
+            max_pages=source.max_pages,
+            max_depth=source.max_depth,
+            manifest=source.manifest or {},
+            keep=keep,
+        )
     return _directory(Path(source.location), suffixes, keep)
 
 

@@ -135,7 +135,11 @@ def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callabl
             _failed(result, report, name, f"cannot read: {exc}")
             continue
         changed.append((listed, data, content_hash(data)))
-    gone = {name: item for name, item in known.items() if name not in listing.files}
+    gone = {
+        name: item
+        for name, item in known.items()
+        if name not in listing.files and name not in listing.unreadable
+    }
     changed = _renames(changed, known, gone, manifest, result, report)
     _ingest(source, changed, manifest, result, embedder, store, report)
     for name, item in sorted(gone.items()):
@@ -150,6 +154,9 @@ def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callabl
     )
     for skipped in listing.skipped:
         report(f"skipped {skipped.path}: {skipped.reason}")
+    for name in sorted(listing.unreadable):
+        _failed(result, report, name, "could not be fetched this time; its item is kept")
+    manifest.update({name: seen[name] for name in listing.unreadable if name in seen})
     status = "ok" if not result.failed else "partial"
     _record(
         source,
@@ -211,7 +218,7 @@ def _ingest(
                 result.unchanged += 1
                 continue
             try:
-                parsed = parse_bytes(data, filename=PurePosixPath(listed.name).name)
+                parsed = parse_bytes(data, filename=listed.filename or PurePosixPath(listed.name).name)
             except DocumentRejected as exc:
                 _failed(result, report, listed.name, str(exc))
                 continue

@@ -208,15 +208,22 @@ class Source(models.Model):
         DIRECTORY = "directory", "Directory"
         GIT = "git", "Git working tree"
         S3 = "s3", "S3 bucket prefix"
+        WEB = "web", "Website"
 
     uid = models.CharField(max_length=32, unique=True, default=uids.new_source_uid, editable=False)
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="sources")
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    location = models.CharField(max_length=2000, help_text="An absolute path, or s3://bucket/prefix.")
+    location = models.CharField(
+        max_length=2000,
+        help_text="An absolute path, s3://bucket/prefix, or a website's start page or sitemap URL.",
+    )
     # gitignore-style patterns, relative to the location: only files matching `include` (all when
     # empty), less those matching `exclude`.
     include = models.JSONField(default=list, blank=True)
     exclude = models.JSONField(default=list, blank=True)
+    # A website: pages at most, and links followed at most from the start page (a sitemap lists them).
+    max_pages = models.PositiveIntegerField(default=200)
+    max_depth = models.PositiveIntegerField(default=3)
     # Minutes between scheduled syncs run by the background workers; empty: only when asked.
     every_minutes = models.PositiveIntegerField(null=True, blank=True)
     # What the last sync saw, per file (relative path → stat and digest, or git blob): the next one

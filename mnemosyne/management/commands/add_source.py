@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import IntegrityError
 
+from mnemosyne.ingestion.fetch import FetchFailed, check_url
 from mnemosyne.ingestion.listings import SourceUnavailable
 from mnemosyne.ingestion.s3_objects import parse_location
 from mnemosyne.ingestion.syncing import schedule_next, sync_source
@@ -26,7 +27,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "path", help="The directory, the git working tree with --git, or s3://bucket/prefix."
+            "path",
+            help="The directory, the git working tree with --git, s3://bucket/prefix, or a website's "
+            "start page or sitemap.xml (pages under its directory only).",
         )
         parser.add_argument("--library", required=True, help="Library name (created when missing).")
         parser.add_argument("--collection", required=True, help="Collection name (created when missing).")
@@ -46,21 +49,46 @@ class Command(BaseCommand):
             "--every", type=int, default=None, metavar="MINUTES",
             help="Sync on a schedule, every MINUTES, run by the background workers (db_worker).",
         )  # fmt: skip
+        parser.add_argument(
+            "--max-pages", type=int, default=200, help="A website: at most this many pages (200)."
+        )
+        parser.add_argument(
+            "--max-depth",
+            type=int,
+            default=3,
+            help="A website without a sitemap: links followed from the start page (3).",
+        )
         parser.add_argument("--no-sync", action="store_true", help="Do not sync it now.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         require_current_schema()
+        web = options["path"].startswith(("http://", "https://"))
         s3 = options["path"].startswith("s3://")
         if s3:
             try:
                 parse_location(options["path"])
             except ValueError as exc:
                 raise CommandError(str(exc)) from None
-        location = options["path"] if s3 else str(Path(options["path"]).expanduser().resolve())
-        kind = Source.Kind.S3 if s3 else Source.Kind.GIT if options["git"] else Source.Kind.DIRECTORY
+        if web:
+            try:
+                check_url(options["path"])
+            except FetchFailed as exc:
+                raise CommandError(str(exc)) from None
+        location = options["path"] if s3 or web else str(Path(options["path"]).expanduser().resolve())
+        kind = (
+            Source.Kind.WEB
+            if web
+            else Source.Kind.S3
+            if s3
+            else Source.Kind.GIT
+            if options["git"]
+            else Source.Kind.DIRECTORY
+        )
         every = options["every"]
         if every is not None and every < 1:
             raise CommandError("--every must be at least 1 (minutes)")
+        if not 1 <= options["max_pages"] <= 100_000 or not 0 <= options["max_depth"] <= 20:
+            raise CommandError("--max-pages must be 1-100000 and --max-depth 0-20")
         try:
             library = ensure_library(name=options["library"], library_type=options["library_type"])
             collection = ensure_collection(library=library, name=options["collection"])
@@ -74,6 +102,8 @@ class Command(BaseCommand):
                 include=options["include"],
                 exclude=options["exclude"],
                 every_minutes=every,
+                max_pages=options["max_pages"],
+                max_depth=options["max_depth"],
             )
         except IntegrityError:
             raise CommandError(f"{location} is already a source of that collection") from None
