@@ -37,7 +37,7 @@ class Plan:
     sync_files: int
 
 
-PARTS = ("ingest", "search", "diversity", "documents", "ocr", "load", "sync")
+PARTS = ("ingest", "search", "diversity", "documents", "ocr", "load", "sync", "formats")
 FULL = Plan(
     documents_1x=300,
     documents_10x=3000,
@@ -210,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
                 outage_seconds=plan.outage_seconds,
                 log=log,
             )
+    if "formats" in parts:
+        from benchmarks import formats
+
+        result.formats = formats.run(log)
     if "diversity" in parts:
         from benchmarks import diversity
 

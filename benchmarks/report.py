@@ -18,6 +18,7 @@ from benchmarks.results import (
     DiversityTiming,
     DocumentsResult,
     ExtractorRun,
+    FormatAnswer,
     IngestResult,
     LoadResult,
     OcrRun,
@@ -86,6 +87,8 @@ def render(result: BenchResult) -> str:
         lines += _load(result.load)
     if result.sync is not None:
         lines += _sync(result.sync)
+    if result.formats:
+        lines += _formats(result.formats)
     if result.notes:
         lines += ["Notes:", "", *(f"- {note}" for note in result.notes), ""]
     return "\n".join(lines)
@@ -207,6 +210,22 @@ def _extractors(runs: list[ExtractorRun]) -> list[str]:
             f"| {library} | {number(median(rates), 0)} | {number(min(rates), 0)} "
             f"| {sum(run.run_together for run in mine):,} | {sum(run.ligatures for run in mine):,} |"
         )
+    return [*lines, ""]
+
+
+def _formats(answers: list[FormatAnswer]) -> list[str]:
+    lines = [
+        "### Real samples of the formats (tests/fixtures/formats), one question each",
+        "",
+        "| file | parsed as | question | rank of the file | cited section | chunk | text |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    escaped_bar = "\\|"
+    lines += [
+        f"| `{a.filename}` | {a.item_type} | {a.question} | {a.rank or '**not in 10**'} | {a.section or '—'} "
+        f"| `{a.chunk_uid}` | {a.preview.replace('|', escaped_bar)} |"
+        for a in answers
+    ]
     return [*lines, ""]
 
 

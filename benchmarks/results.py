@@ -236,6 +236,19 @@ class OcrRun:
 
 
 @dataclass(frozen=True)
+class FormatAnswer:
+    """One real sample of a format: a question about it, and the chunk search answers with."""
+
+    filename: str
+    item_type: str
+    question: str
+    rank: int | None
+    section: str
+    chunk_uid: str
+    preview: str
+
+
+@dataclass(frozen=True)
 class SyncResult:
     """A directory source: the first sync (the full ingest), a sync after 1 % changed, the watch."""
 
@@ -389,4 +402,5 @@ class BenchResult:
     extractors: list[ExtractorRun] = field(default_factory=list)
     load: LoadResult | None = None
     sync: SyncResult | None = None
+    formats: list[FormatAnswer] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

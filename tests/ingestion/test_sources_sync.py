@@ -440,3 +440,24 @@ def test_a_website_on_a_private_address_is_refused_by_default(website: Website, 
     settings.INGEST_ALLOW_PRIVATE_URLS = False
     with pytest.raises(CommandError, match="private or loopback address"):
         add_location(f"{website.base}/docs/index.xml")
+
+
+def test_the_admin_and_the_status_report_show_sources(docs: Path, admin_client: Any, tmp_path: Path) -> None:
+    from mcp_server.tools.ingestion import as_report
+    from mnemosyne.ingestion.status import ingestion_status
+
+    source = add(docs, "--exclude=drafts/")
+    page = admin_client.get("/admin/library/source/")
+    assert page.status_code == 200 and source.uid.encode() in page.content and b"3 added" in page.content
+    collection = ensure_collection(library=ensure_library(name="Docs"), name="main")
+    broken = Source.objects.create(
+        collection=collection, kind="directory", location=str(tmp_path / "vanished")
+    )
+    with pytest.raises(SourceUnavailable):
+        sync_source(broken)
+    report = as_report(ingestion_status())
+    assert [state.source_uid for state in report.sources] == [source.uid, broken.uid]
+    failed = report.sources[1]
+    # Server paths stay on the server: a source is named by its directory's name.
+    assert failed.name == "vanished" and str(tmp_path) not in failed.last_error
+    assert failed.last_status == "failed" and "is not a directory" in failed.last_error
