@@ -25,14 +25,15 @@ QUESTIONS = (
 
 
 def run(log: Callable[[str], None]) -> list[FormatAnswer]:
+    from benchmarks.database import BENCH_PREFIX
     from mnemosyne.embedding import get_embedder
     from mnemosyne.ingestion.runner import ingest_paths
     from mnemosyne.library.services import ensure_collection, ensure_library
     from mnemosyne.search.service import SearchRequest, search
 
     embedder = get_embedder()
-    docs = ensure_library(name="Formats", library_type="documentation")
-    code = ensure_library(name="Formats code", library_type="code")
+    docs = ensure_library(name=f"{BENCH_PREFIX}formats", library_type="documentation")
+    code = ensure_library(name=f"{BENCH_PREFIX}formats-code", library_type="code")
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "formats"
         shutil.copytree(FIXTURES, folder)

@@ -21,6 +21,7 @@ EDITS = 20
 
 
 def run(documents: list[Document], scratch: Path, log: Callable[[str], None]) -> SyncResult:
+    from benchmarks.database import BENCH_PREFIX
     from mnemosyne.embedding import get_embedder
     from mnemosyne.ingestion.syncing import sync_source
     from mnemosyne.library.models import Source
@@ -30,7 +31,7 @@ def run(documents: list[Document], scratch: Path, log: Callable[[str], None]) ->
     write_markdown_corpus(documents, directory)
     files = sorted(directory.glob("*.md"))
     embedder = get_embedder()
-    collection = ensure_collection(library=ensure_library(name="Sync bench"), name="files")
+    collection = ensure_collection(library=ensure_library(name=f"{BENCH_PREFIX}sync"), name="files")
     source = Source.objects.create(collection=collection, kind=Source.Kind.DIRECTORY, location=str(directory))
     log(f"sync: first sync (the full ingest) of {len(files)} files")
     started = time.perf_counter()
