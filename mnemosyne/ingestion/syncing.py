@@ -109,10 +109,22 @@ def _exclusive(source: Source) -> Iterator[None]:
 def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callable[[str], None]) -> SyncReport:
     Source.objects.filter(pk=source.pk).update(last_status="running")
     try:
-        listing = list_files(source)
+        return _synced(source, embedder, store, report)
     except SourceUnavailable as exc:
         _record(source, status="failed", error=str(exc), counts={}, manifest=None, commit=None)
         raise
+    except Exception as exc:
+        # Never left "running": the items are what the pipeline committed, one item at a time.
+        logger.exception("sync of source %s failed", source.uid)
+        error = f"internal error ({type(exc).__name__}); see the server log"
+        _record(source, status="failed", error=error, counts={}, manifest=None, commit=None)
+        raise
+
+
+def _synced(
+    source: Source, embedder: Embedder, store: ChunkStore, report: Callable[[str], None]
+) -> SyncReport:
+    listing = list_files(source)
     result = SyncReport()
     collection = source.collection
     seen: dict[str, dict[str, str]] = dict(source.manifest or {})
@@ -121,7 +133,9 @@ def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callabl
     named = Item.objects.filter(collection=collection, source__in=list(listing.files))
     known = {item.source: item for item in ours.union(named)}
     manifest: dict[str, dict[str, str]] = {}
-    changed: list[tuple[Listed, bytes, str]] = []
+    # Changed files with their digest; their bytes are read again when ingested, so a large
+    # directory is never held in memory at once.
+    changed: list[tuple[Listed, str]] = []
     for name, listed in listing.files.items():
         before, item = seen.get(name), known.get(name)
         fresh = item is not None and item.embedding_status == EmbeddingStatus.COMPLETE
@@ -130,11 +144,11 @@ def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callabl
             result.unchanged += 1
             continue
         try:
-            data = listed.read()
+            digest = content_hash(listed.read())
         except OSError as exc:
             _failed(result, report, name, f"cannot read: {exc}")
             continue
-        changed.append((listed, data, content_hash(data)))
+        changed.append((listed, digest))
     gone = {
         name: item
         for name, item in known.items()
@@ -170,20 +184,20 @@ def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callabl
 
 
 def _renames(
-    changed: list[tuple[Listed, bytes, str]],
+    changed: list[tuple[Listed, str]],
     known: dict[str, Item],
     gone: dict[str, Item],
     manifest: dict[str, dict[str, str]],
     result: SyncReport,
     report: Callable[[str], None],
-) -> list[tuple[Listed, bytes, str]]:
+) -> list[tuple[Listed, str]]:
     """A new file with the content of a file that went away: its item renamed, not re-ingested."""
     by_digest = {item.content_hash: name for name, item in gone.items() if item.content_hash}
     rest = []
-    for listed, data, digest in changed:
+    for listed, digest in changed:
         old = by_digest.pop(digest, None) if listed.name not in known else None
         if old is None:
-            rest.append((listed, data, digest))
+            rest.append((listed, digest))
             continue
         item = gone.pop(old)
         fields: dict[str, object] = {"source": listed.name}
@@ -198,7 +212,7 @@ def _renames(
 
 def _ingest(
     source: Source,
-    changed: list[tuple[Listed, bytes, str]],
+    changed: list[tuple[Listed, str]],
     manifest: dict[str, dict[str, str]],
     result: SyncReport,
     embedder: Embedder,
@@ -206,10 +220,10 @@ def _ingest(
     report: Callable[[str], None],
 ) -> None:
     collection = source.collection
-    fingerprints = {listed.name: (listed.fingerprint, digest) for listed, _, digest in changed}
+    fingerprints = {listed.name: (listed.fingerprint, digest) for listed, digest in changed}
 
     def documents() -> Iterator[DocumentInput]:
-        for listed, data, digest in changed:
+        for listed, digest in changed:
             same = unchanged_result(
                 collection=collection, source=listed.name, digest=digest, embedder=embedder
             )
@@ -218,7 +232,13 @@ def _ingest(
                 result.unchanged += 1
                 continue
             try:
+                data = listed.read()
+                digest = content_hash(data)  # it may have changed since it was hashed
+                fingerprints[listed.name] = (listed.fingerprint, digest)
                 parsed = parse_bytes(data, filename=listed.filename or PurePosixPath(listed.name).name)
+            except OSError as exc:
+                _failed(result, report, listed.name, f"cannot read: {exc}")
+                continue
             except DocumentRejected as exc:
                 _failed(result, report, listed.name, str(exc))
                 continue

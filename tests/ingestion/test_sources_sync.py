@@ -111,7 +111,8 @@ def test_a_directory_source_syncs_incrementally(
         "deleted": 1,
         "failed": 0,
     }
-    assert sorted(reads) == ["handbook/faq.md", "handbook/guides/backups.md", "handbook/guides/setup.md"]
+    # Only the changed files are read (hashed, and read again to be ingested unless renamed).
+    assert sorted(set(reads)) == ["handbook/faq.md", "handbook/guides/backups.md", "handbook/guides/setup.md"]
     assert sources_of(source) == {"handbook/faq.md", "handbook/guides/setup.md", "handbook/guides/backups.md"}
     # The renamed item kept its chunks (nothing re-embedded) and took the new name.
     renamed = Item.objects.get(source="handbook/guides/backups.md")
