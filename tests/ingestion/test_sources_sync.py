@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -232,8 +231,11 @@ def test_watch_picks_a_change_up_within_seconds(docs: Path, shared_data_dir: Pat
             assert time.monotonic() - edited < 5, "not picked up within 5 s"
             time.sleep(0.05)
     finally:
-        watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=30)
+        watcher.terminate()  # SIGTERM stops it cleanly (as Ctrl-C does)
+        try:
+            assert watcher.wait(timeout=30) == 0
+        finally:
+            watcher.kill()
 
 
 def test_sync_with_no_sources_or_an_unknown_one() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Sequence
@@ -80,12 +81,15 @@ class Command(BaseCommand):
                 self.stderr.write(f"{source.uid}: {location} is not a directory; not watched")
                 continue
             observer.schedule(_Changes(source.pk, changed, lock), str(location), recursive=True)
+        # Ctrl-C or SIGTERM stops it, even when started with SIGINT ignored (a background job).
+        stop = threading.Event()
+        for stopping in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(stopping, lambda signum, frame: stop.set())
         observer.start()
         self.stdout.write("Watching for changes (Ctrl-C stops).")
         by_pk = {source.pk: source for source in sources}
         try:
-            while True:
-                time.sleep(0.1)
+            while not stop.wait(0.1):
                 now = time.monotonic()
                 with lock:
                     due = [pk for pk, last in changed.items() if now - last >= QUIET_SECONDS]
@@ -93,11 +97,10 @@ class Command(BaseCommand):
                         del changed[pk]
                 for pk in due:
                     self._sync(Source.objects.select_related("collection__library").get(pk=by_pk[pk].pk))
-        except KeyboardInterrupt:
-            pass
         finally:
             observer.stop()
             observer.join()
+        self.stdout.write("Stopped watching.")
 
 
 class _Changes(FileSystemEventHandler):
