@@ -36,10 +36,17 @@ class Consent:
     resource: str
 
 
+# Codes and tokens this long past their expiry are deleted (at the next consent).
+EXPIRED_KEPT = timedelta(days=1)
+
+
 def consent(user: User, given: Consent, libraries: Iterable[Library]) -> str:
     """Record the user's consent as a grant; the authorization code for it (raw, returned once)."""
     client = OAuthClient.objects.get(client_id=given.client_id)
     code = config.new_secret()
+    long_ago = timezone.now() - EXPIRED_KEPT
+    OAuthCode.objects.filter(expires_at__lt=long_ago).delete()
+    TokenRow.objects.filter(expires_at__lt=long_ago).delete()
     with transaction.atomic():
         grant = OAuthGrant.objects.create(
             user=user, client=client, scopes=sorted(given.scopes), resource=given.resource
