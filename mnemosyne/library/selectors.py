@@ -12,6 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from django.db import connection
 from django.db.models import Count, Model, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
@@ -76,9 +77,14 @@ def library_ids_of_type(library_type: str) -> list[int]:
 
 
 def library_languages(library_ids: list[int] | None) -> set[str]:
-    """The languages of these libraries (None: of every library)."""
-    libraries = Library.objects.all() if library_ids is None else Library.objects.filter(id__in=library_ids)
-    return set(libraries.values_list("language", flat=True).distinct())
+    """The languages of these libraries (None: of every library). Every search without a library
+    filter asks: one plain statement, not an ORM query to build (a millisecond of CPU per search)."""
+    with connection.cursor() as cursor:
+        if library_ids is None:
+            cursor.execute("SELECT DISTINCT language FROM library_library")
+        else:
+            cursor.execute("SELECT DISTINCT language FROM library_library WHERE id = ANY(%s)", [library_ids])
+        return {row[0] for row in cursor.fetchall()}
 
 
 def libraries() -> QuerySet[Library]:
