@@ -226,6 +226,8 @@ UPSERT_ITEM = ToolSpec(
     render=render_upsert,
     annotations=DESTRUCTIVE_IDEMPOTENT_WRITE.model_copy(),
     writes=True,
+    # 1.1: background / job_id, status "queued" with a null item_uid.
+    version="1.1",
 )
 DELETE_ITEM = ToolSpec(
     name="delete_item",
