@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.conf import settings
 from tqdm import tqdm
 
 from mnemosyne.embedding import Embedder, get_embedder
@@ -24,7 +23,7 @@ from mnemosyne.ingestion.pipeline import (
     ingest_documents,
     unchanged_result,
 )
-from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url
+from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url, too_large
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Collection, Item
 from mnemosyne.library.services import delete_item
@@ -160,11 +159,9 @@ def read_file(
     """Read and parse a file; with `unchanged`, a file whose item is up to date is not even parsed."""
     path = source_file.path
     try:
-        size = path.stat().st_size
-        if size > settings.INGEST_MAX_FILE_BYTES:
-            return Skipped(
-                path, f"{size} bytes is over INGEST_MAX_FILE_BYTES ({settings.INGEST_MAX_FILE_BYTES})"
-            )
+        oversize = too_large(path.stat().st_size)
+        if oversize:
+            return Skipped(path, oversize)
         data = path.read_bytes()
         digest = content_hash(data)
         if unchanged is not None and (result := unchanged(source_file.source, digest)) is not None:

@@ -16,7 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 
 from mnemosyne.ingestion.listings import Listed, Listing, SourceUnavailable
-from mnemosyne.ingestion.sources import Skipped
+from mnemosyne.ingestion.sources import Skipped, too_large
 
 
 def parse_location(location: str) -> tuple[str, str]:
@@ -40,8 +40,9 @@ def s3_objects(location: str, suffixes: set[str], keep: Callable[[str], bool]) -
                     continue
                 if any(part.startswith(".") for part in relative.split("/")) or not keep(relative):
                     continue
-                if entry.get("Size", 0) > settings.INGEST_MAX_FILE_BYTES:
-                    listing.skipped.append(Skipped(Path(key), "over INGEST_MAX_FILE_BYTES"))
+                oversize = too_large(entry.get("Size", 0))
+                if oversize:
+                    listing.skipped.append(Skipped(Path(key), oversize))
                     continue
                 name = f"{bucket}/{key}"
                 read = functools.partial(_read, client, bucket, key)

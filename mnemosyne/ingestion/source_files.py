@@ -17,7 +17,7 @@ import pathspec
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.listings import Listed, Listing, SourceUnavailable
 from mnemosyne.ingestion.s3_objects import s3_objects
-from mnemosyne.ingestion.sources import Skipped, SourceFile, discover
+from mnemosyne.ingestion.sources import Skipped, SourceFile, discover, too_large
 from mnemosyne.ingestion.web_pages import web_pages
 from mnemosyne.library.models import Source
 
@@ -70,6 +70,10 @@ def _directory(root: Path, suffixes: set[str], keep: Callable[[str], bool]) -> L
         except OSError as exc:
             listing.skipped.append(Skipped(entry.path, f"cannot read: {exc.strerror or exc}"))
             continue
+        oversize = too_large(stat.st_size)
+        if oversize:
+            listing.skipped.append(Skipped(entry.path, oversize))
+            continue
         listing.files[entry.source] = Listed(
             entry.source, f"{stat.st_size}:{stat.st_mtime_ns}", _reader(entry)
         )
@@ -97,19 +101,24 @@ def _git(root: Path, suffixes: set[str], keep: Callable[[str], bool]) -> Listing
     listing = Listing(files={}, skipped=[], commit=commit or "")
     if not commit:
         return listing  # a repository without commits holds no files yet
-    tree = _run_git(root, "ls-tree", "-r", "-z", "--full-tree", "HEAD")
+    tree = _run_git(root, "ls-tree", "-r", "-z", "-l", "--full-tree", "HEAD")
     base = Path(top).name
     blobs: dict[str, str] = {}
     for record in (tree or "").split("\0"):
         if not record:
             continue
         meta, _, path = record.partition("\t")
-        mode, kind, blob = meta.split()
+        mode, kind, blob, size = meta.split()
         if kind != "blob" or mode == "120000":  # submodules and symlinks are not documents
             continue
         if Path(path).suffix.lower() not in suffixes or any(part.startswith(".") for part in path.split("/")):
             continue
-        if keep(path):
+        if not keep(path):
+            continue
+        oversize = too_large(int(size))
+        if oversize:
+            listing.skipped.append(Skipped(Path(top) / path, oversize))
+        else:
             blobs[f"{base}/{path}"] = blob
     contents = _BlobReader(Path(top))
     for name, blob in blobs.items():

@@ -9,6 +9,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
+
 # "scheme://…": a URL, not a path (http and https are fetched; any other scheme is refused).
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -35,6 +37,13 @@ class Inputs:
     urls: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     directories: list[Path] = field(default_factory=list)
+
+
+def too_large(size: int) -> str | None:
+    """Why a file of `size` bytes is skipped (over INGEST_MAX_FILE_BYTES), or None: checked before
+    it is read, by every walk and every source."""
+    limit = settings.INGEST_MAX_FILE_BYTES
+    return f"{size} bytes is over INGEST_MAX_FILE_BYTES ({limit})" if size > limit else None
 
 
 def is_url(argument: str | Path) -> bool:

@@ -464,3 +464,21 @@ def test_the_admin_and_the_status_report_show_sources(docs: Path, admin_client: 
     # Server paths stay on the server: a source is named by its directory's name.
     assert failed.name == "vanished" and str(tmp_path) not in failed.last_error
     assert failed.last_status == "failed" and "is not a directory" in failed.last_error
+
+
+def test_a_file_over_the_size_limit_is_skipped_before_it_is_read(
+    tmp_path: Path, embedder: Embedder, settings: Any
+) -> None:
+    settings.INGEST_MAX_FILE_BYTES = 200
+    repo = tmp_path / "sized"
+    write(repo, {"small.md": "# Small\n\nFits.\n", "big.md": "# Big\n\n" + "word " * 100})
+    out = io.StringIO()
+    call_command("add_source", str(repo), "--library=Docs", "--collection=main", stdout=out)
+    assert "big.md: 507 bytes is over INGEST_MAX_FILE_BYTES (200)" in out.getvalue()
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "first")
+    out = io.StringIO()
+    call_command("add_source", str(repo), "--git", "--library=Docs", "--collection=git", stdout=out)
+    assert "big.md: 507 bytes is over INGEST_MAX_FILE_BYTES (200)" in out.getvalue()
+    assert set(Item.objects.values_list("source", flat=True)) == {"sized/small.md"}
