@@ -19,8 +19,9 @@ _TOKEN_RE = re.compile(r"^mnem_[A-Za-z0-9_-]{43}$")
 DISPLAY_PREFIX_LENGTH = 12
 
 
-def generate_token() -> str:
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+def generate_token(prefix: str = TOKEN_PREFIX) -> str:
+    """256 random bits, URL-safe, after `prefix` (ours by default; OAuth's for its codes and tokens)."""
+    return prefix + secrets.token_urlsafe(32)
 
 
 def is_well_formed(raw: str) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -37,10 +36,6 @@ def resource() -> str:
 
 def is_this_resource(value: str | None) -> bool:
     return value is not None and value.rstrip("/") == resource()
-
-
-def new_secret(prefix: str = "") -> str:
-    return prefix + secrets.token_urlsafe(32)
 
 
 def is_loopback(host: str | None) -> bool:

@@ -43,7 +43,7 @@ EXPIRED_KEPT = timedelta(days=1)
 def consent(user: User, given: Consent, libraries: Iterable[Library]) -> str:
     """Record the user's consent as a grant; the authorization code for it (raw, returned once)."""
     client = OAuthClient.objects.get(client_id=given.client_id)
-    code = config.new_secret()
+    code = tokens.generate_token(prefix="")
     long_ago = timezone.now() - EXPIRED_KEPT
     OAuthCode.objects.filter(expires_at__lt=long_ago).delete()
     TokenRow.objects.filter(expires_at__lt=long_ago).delete()
@@ -132,7 +132,8 @@ def revoke_grant(grant: OAuthGrant) -> None:
 
 
 def _issue(grant: OAuthGrant, scopes: list[str]) -> OAuthToken:
-    access, refresh_token = config.new_secret(config.ACCESS_PREFIX), config.new_secret(config.REFRESH_PREFIX)
+    access = tokens.generate_token(config.ACCESS_PREFIX)
+    refresh_token = tokens.generate_token(config.REFRESH_PREFIX)
     now = timezone.now()
     access_seconds = settings.MCP_OAUTH_ACCESS_TOKEN_SECONDS
     TokenRow.objects.bulk_create(
