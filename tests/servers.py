@@ -41,19 +41,27 @@ def create_bucket(endpoint_url: str, bucket: str) -> None:
     ).create_bucket(Bucket=bucket)
 
 
+def child_env(
+    data_dir: Path, extra: dict[str, str] | None = None, *, database: str | None = None
+) -> dict[str, str]:
+    """The environment of a child process the tests start (manage.py, uvicorn, a worker): the test
+    database (or `database`), `data_dir`, DEBUG, quiet logs, then `extra`."""
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+        "DATABASE_URL": database or database_url(),
+        "MNEMOSYNE_DATA_DIR": str(data_dir),
+        "DEBUG": "true",
+        "LOG_LEVEL": "warning",
+        **(extra or {}),
+    }
+
+
 def run_manage(
     data_dir: Path, database_url: str, *args: str, env: dict[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
     """`manage.py ARGS` in a child process on `database_url` and `data_dir`, its output captured."""
-    environment = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
-        "DATABASE_URL": database_url,
-        "MNEMOSYNE_DATA_DIR": str(data_dir),
-        "DEBUG": "true",
-        "LOG_LEVEL": "warning",
-        **(env or {}),
-    }
+    environment = child_env(data_dir, env, database=database_url)
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
@@ -89,20 +97,17 @@ def uvicorn_server(
 ) -> Iterator[str]:
     """`uvicorn mnemosyne.asgi:app` against the test database; yields its base URL once healthy."""
     port = port or free_port()
-    environment = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
-        "DATABASE_URL": database_url(),
-        "MNEMOSYNE_DATA_DIR": str(data_dir),
-        "DEBUG": "true",
-        "MCP_REQUIRE_AUTH": "true",
-        "LOG_LEVEL": "warning",
-        "DATABASE_CONN_MAX_AGE": "0",
-        # Every test calls from 127.0.0.1: bad-token tests would add up to a throttled address
-        # (test_throttles starts servers with the limit it tests).
-        "MCP_AUTH_FAILURES_PER_MINUTE": "0",
-        **(env or {}),
-    }
+    environment = child_env(
+        data_dir,
+        {
+            "MCP_REQUIRE_AUTH": "true",
+            "DATABASE_CONN_MAX_AGE": "0",
+            # Every test calls from 127.0.0.1: bad-token tests would add up to a throttled address
+            # (test_throttles starts servers with the limit it tests).
+            "MCP_AUTH_FAILURES_PER_MINUTE": "0",
+            **(env or {}),
+        },
+    )
     command = [
         sys.executable,
         "-m",
@@ -147,15 +152,7 @@ def uvicorn_server(
 @contextlib.contextmanager
 def db_worker(data_dir: Path, *, log_name: str = "worker") -> Iterator[subprocess.Popen[bytes]]:
     """`manage.py db_worker` against the test database, polling every 0.2 s, until the block ends."""
-    environment = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
-        "DATABASE_URL": database_url(),
-        "MNEMOSYNE_DATA_DIR": str(data_dir),
-        "DEBUG": "true",
-        "LOG_LEVEL": "warning",
-        "DATABASE_CONN_MAX_AGE": "0",
-    }
+    environment = child_env(data_dir, {"DATABASE_CONN_MAX_AGE": "0"})
     # --no-reload: with the autoreloader the worker would be a child we could not stop directly.
     command = [
         sys.executable,

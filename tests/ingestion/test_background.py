@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from mnemosyne.ingestion.tasks import enqueue_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item, Posting
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.storage import get_chunk_store
-from tests.servers import ROOT, database_url
+from tests.servers import ROOT, child_env, database_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -35,15 +34,7 @@ POLL = 0.1
 
 @pytest.fixture
 def start_worker(shared_data_dir: Path, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
-        "DATABASE_URL": database_url(),
-        "MNEMOSYNE_DATA_DIR": str(shared_data_dir),
-        "DEBUG": "true",
-        "LOG_LEVEL": "warning",
-        "DATABASE_CONN_MAX_AGE": "0",
-    }
+    env = child_env(shared_data_dir, {"DATABASE_CONN_MAX_AGE": "0"})
     started: list[subprocess.Popen[bytes]] = []
     logs: list[IO[bytes]] = []
 

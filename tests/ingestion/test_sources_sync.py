@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import subprocess
 import sys
 import threading
@@ -26,7 +25,7 @@ from mnemosyne.ingestion.syncing import sync_source
 from mnemosyne.library.models import Chunk, Item, Source
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.search.service import SearchRequest, search
-from tests.servers import FAKE_AWS_ENV, ROOT, database_url, db_worker, free_port
+from tests.servers import FAKE_AWS_ENV, ROOT, child_env, db_worker, free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -210,13 +209,7 @@ def test_a_scheduled_sync_runs_in_the_background_worker(docs: Path, shared_data_
 
 def test_watch_picks_a_change_up_within_seconds(docs: Path, shared_data_dir: Path) -> None:
     source = add(docs)
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
-        "DATABASE_URL": database_url(),
-        "MNEMOSYNE_DATA_DIR": str(shared_data_dir),
-        "DATABASE_CONN_MAX_AGE": "0",
-    }
+    env = child_env(shared_data_dir, {"DATABASE_CONN_MAX_AGE": "0"})
     watcher = subprocess.Popen(
         [sys.executable, "manage.py", "sync", source.uid, "--watch"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

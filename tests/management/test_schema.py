@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from tests.servers import ROOT, database_url
+from tests.servers import ROOT, child_env, database_url
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -43,13 +42,7 @@ def empty_database_url() -> Iterator[str]:
 def test_a_command_on_a_database_without_the_schema_says_to_migrate(
     empty_database_url: str, tmp_path: Path, command: list[str]
 ) -> None:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
-        "DATABASE_URL": empty_database_url,
-        "MNEMOSYNE_DATA_DIR": str(tmp_path),
-        "DEBUG": "true",
-    }
+    env = child_env(tmp_path, database=empty_database_url)
     done = subprocess.run(
         [sys.executable, "manage.py", *command],
         cwd=ROOT,

@@ -4,7 +4,6 @@ every tool, the seed's error forms, auth refusals as gRPC statuses, health and r
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from mcp_server.grpc_tools import tool_service_pb2_grpc as pb_grpc
 from mcp_server.tools.catalog import TOOL_SPECS
 from mnemosyne.library.models import Collection, Library
 from tests.mcp_server.test_http import metric
-from tests.servers import ROOT, database_url, free_port
+from tests.servers import ROOT, child_env, database_url, free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,16 +39,9 @@ def grpc_target(
     port = free_port()
     with django_db_blocker.unblock():
         url = database_url()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
-        "DATABASE_URL": url,
-        "MNEMOSYNE_DATA_DIR": str(data_dir),
-        "DEBUG": "true",
-        "LOG_LEVEL": "warning",
-        "MCP_REQUIRE_AUTH": "true",
-        "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
-    }
+    env = child_env(
+        data_dir, {"MCP_REQUIRE_AUTH": "true", "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}, database=url
+    )
     log = (data_dir / "grpc.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "manage.py", "serve_grpc", "--port", str(port)],
