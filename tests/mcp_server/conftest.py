@@ -1,11 +1,12 @@
-"""Servers beyond the shared live_server_url: other settings, several workers, an identity provider;
-and Node.js tools."""
+"""Servers beyond the shared live_server_url: other settings, several workers, an identity provider,
+the built-in OAuth authorization server; and Node.js tools."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -15,7 +16,9 @@ from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Collection, Library
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.jwks_server import AUDIENCE, ISSUER, JWKSServer, ec_key, jwks_server, rsa_key
-from tests.servers import ROOT, uvicorn_server
+from tests.mcp_server.oauth_browser import document_server
+from tests.mcp_server.oauth_requests import PASSWORD
+from tests.servers import ROOT, free_port, uvicorn_server
 
 NODE_MODULES = ROOT / "node_modules"
 
@@ -116,3 +119,43 @@ def token() -> str:
     user = User.objects.create(username="reader")
     _, raw = create_token(user=user, name="test", scopes=["read", "write"])
     return raw
+
+
+# The built-in OAuth authorization server (test_oauth.py, test_oauth_refusals.py).
+
+
+@pytest.fixture(scope="module")
+def documents() -> dict[str, dict[str, object]]:
+    """Client ID metadata documents the https server publishes (filled in by the test using them)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def oauth_server(
+    django_db_setup: None,
+    django_db_blocker: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+    documents: dict[str, dict[str, object]],
+) -> Iterator[dict[str, str]]:
+    """uvicorn with the built-in authorization server, and an https server for client documents."""
+    data_dir = tmp_path_factory.mktemp("oauth")
+    port = free_port()
+    with document_server(data_dir, documents) as (documents_url, ca_file):
+        env = {
+            "MCP_OAUTH": "builtin",
+            "MCP_PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
+            "MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS": "true",
+            "SSL_CERT_FILE": str(ca_file),
+        }
+        with (
+            django_db_blocker.unblock(),
+            uvicorn_server(data_dir, env=env, port=port, log_name="oauth") as url,
+        ):
+            yield {"base": url, "documents": documents_url}
+
+
+@pytest.fixture
+def people() -> dict[str, User]:
+    staff = User.objects.create_user("olive", password=PASSWORD, is_staff=True)
+    plain = User.objects.create_user("pat", password=PASSWORD)
+    return {"staff": staff, "plain": plain}
