@@ -12,14 +12,12 @@ runs at a time (a PostgreSQL advisory lock): another that finds it running is sk
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import PurePosixPath
 
-from django.db import connection
 from django.tasks import task
 from django.utils import timezone
 
@@ -37,13 +35,10 @@ from mnemosyne.ingestion.pipeline import (
 from mnemosyne.ingestion.source_files import list_files
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import EmbeddingStatus, Item, Source
-from mnemosyne.library.services import delete_item
+from mnemosyne.library.services import advisory_lock, delete_item
 from mnemosyne.storage import ChunkStore, get_chunk_store
 
 logger = logging.getLogger(__name__)
-
-# Advisory lock keys of source syncs: this constant plus the source's id.
-_LOCK_BASE = 0x5C_0000_0000
 
 
 @dataclass
@@ -73,10 +68,6 @@ class SyncReport:
         return ", ".join(f"{count} {what}" for what, count in self.counts().items())
 
 
-class SyncBusy(Exception):
-    """Another sync of this source is running."""
-
-
 def sync_source(
     source: Source,
     *,
@@ -86,24 +77,10 @@ def sync_source(
 ) -> SyncReport:
     """Bring the source's collection up to date with it; SourceUnavailable when it cannot be listed
     (recorded on the source too)."""
-    try:
-        with _exclusive(source):
-            return _sync(source, embedder or get_embedder(), store or get_chunk_store(), report)
-    except SyncBusy:
-        return SyncReport(skipped="skipped: another sync of this source is running")
-
-
-@contextlib.contextmanager
-def _exclusive(source: Source) -> Iterator[None]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_LOCK_BASE + source.pk])
-        if not cursor.fetchone()[0]:
-            raise SyncBusy
-    try:
-        yield
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_BASE + source.pk])
+    with advisory_lock(f"source\x00{source.pk}", wait=False) as held:
+        if not held:
+            return SyncReport(skipped="skipped: another sync of this source is running")
+        return _sync(source, embedder or get_embedder(), store or get_chunk_store(), report)
 
 
 def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callable[[str], None]) -> SyncReport:

@@ -125,18 +125,30 @@ def delete_item(*, item_uid: str, dry_run: bool = True, store: ChunkStore) -> De
 
 
 @contextlib.contextmanager
-def item_lock(*, collection_id: int, source: str) -> Iterator[None]:
-    """Hold a PostgreSQL advisory lock (session level) on one item's identity while inside; a
-    second holder waits. Released at the end, or by PostgreSQL if the connection is lost."""
-    digest = hashlib.blake2b(f"{collection_id}\x00{source}".encode(), digest_size=8).digest()
+def advisory_lock(name: str, *, wait: bool = True) -> Iterator[bool]:
+    """Hold a PostgreSQL advisory lock (session level) on `name` while inside; yields whether it is
+    held: a second holder waits, or with wait=False gets False at once. Released at the end, or by
+    PostgreSQL if the connection is lost."""
+    digest = hashlib.blake2b(name.encode(), digest_size=8).digest()
     key = int.from_bytes(digest, "big", signed=True)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s)", [key])
+        if wait:
+            cursor.execute("SELECT pg_advisory_lock(%s)", [key])
+            held = True
+        else:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [key])
+            held = bool(cursor.fetchone()[0])
     try:
-        yield
+        yield held
     finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
+        if held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
+
+
+def item_lock(*, collection_id: int, source: str) -> contextlib.AbstractContextManager[bool]:
+    """The advisory lock on one item's identity: uploads of one item run one at a time."""
+    return advisory_lock(f"{collection_id}\x00{source}")
 
 
 def mark_processing(*, item_ids: Sequence[int]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,7 @@ from mnemosyne.ingestion import source_files
 from mnemosyne.ingestion.listings import SourceUnavailable
 from mnemosyne.ingestion.syncing import sync_source
 from mnemosyne.library.models import Chunk, Item, Source
-from mnemosyne.library.services import ensure_collection, ensure_library
+from mnemosyne.library.services import advisory_lock, ensure_collection, ensure_library
 from mnemosyne.search.service import SearchRequest, search
 from tests.ingestion.source_helpers import add, sources_of, write
 from tests.servers import ROOT, child_env, db_worker
@@ -272,3 +273,30 @@ def test_a_file_over_the_size_limit_is_skipped_before_it_is_read(
     call_command("add_source", str(repo), "--git", "--library=Docs", "--collection=git", stdout=out)
     assert "big.md: 507 bytes is over INGEST_MAX_FILE_BYTES (200)" in out.getvalue()
     assert set(Item.objects.values_list("source", flat=True)) == {"sized/small.md"}
+
+
+def test_one_sync_of_a_source_at_a_time(docs: Path, embedder: Embedder) -> None:
+    from django.db import connection
+
+    source = add(docs, "--no-sync")
+    holding, done = threading.Event(), threading.Event()
+
+    def another_sync() -> None:  # holds the source's lock, as a sync running elsewhere does
+        try:
+            with advisory_lock(f"source\x00{source.pk}"):
+                holding.set()
+                done.wait(30)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=another_sync)
+    thread.start()
+    try:
+        assert holding.wait(30)
+        busy = sync_source(source, embedder=embedder)
+        assert busy.line() == "skipped: another sync of this source is running"
+        assert busy.counts()["added"] == 0 and not Item.objects.exists()
+    finally:
+        done.set()
+        thread.join(30)
+    assert sync_source(source, embedder=embedder).added == 4
