@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from django.db import connection
 from django.db.models import Count, Model, Q, QuerySet
@@ -128,7 +128,17 @@ class ChunkDetail:
     after: list[Neighbour] = field(default_factory=list)
 
 
-def chunk_text(chunk: Chunk) -> str:
+class StoredText(Protocol):
+    """A chunk as stored: a Chunk, or a search hit's chunk (search.types.HitChunk)."""
+
+    @property
+    def storage_key(self) -> str: ...
+
+    @property
+    def text_preview(self) -> str: ...
+
+
+def chunk_text(chunk: StoredText) -> str:
     """The chunk's full text from the ChunkStore (the preview if the object is gone)."""
     try:
         return get_chunk_store().get(chunk.storage_key).decode("utf-8")

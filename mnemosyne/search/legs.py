@@ -8,17 +8,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Q
-from pgvector.django import CosineDistance
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph import get_graph_store
 from mnemosyne.graph.concepts import query_concepts
 from mnemosyne.library.models import Chunk, ChunkKind
+from mnemosyne.search.types import HitChunk, HitItem, Named
 
 
 @dataclass(frozen=True)
@@ -41,19 +42,26 @@ class Filters:
 
     def posting_sql(self) -> tuple[str, dict[str, Any]]:
         """The filters as SQL on library_posting `p` (AND-combined), with their named parameters."""
+        return self._sql("p", "NOT p.is_image")
+
+    def chunk_sql(self) -> tuple[str, dict[str, Any]]:
+        """The filters as SQL on library_chunk `c`."""
+        return self._sql("c", f"c.kind <> '{ChunkKind.IMAGE.value}'")
+
+    def _sql(self, alias: str, not_image: str) -> tuple[str, dict[str, Any]]:
         clauses: list[str] = []
         params: dict[str, Any] = {}
         if self.library_id is not None:
-            clauses.append("p.library_id = %(library_id)s")
+            clauses.append(f"{alias}.library_id = %(library_id)s")
             params["library_id"] = self.library_id
         if self.library_ids is not None:
-            clauses.append("p.library_id = ANY(%(library_ids)s)")
+            clauses.append(f"{alias}.library_id = ANY(%(library_ids)s)")
             params["library_ids"] = self.library_ids
         if self.collection_id is not None:
-            clauses.append("p.collection_id = %(collection_id)s")
+            clauses.append(f"{alias}.collection_id = %(collection_id)s")
             params["collection_id"] = self.collection_id
         if not self.include_images:
-            clauses.append("NOT p.is_image")
+            clauses.append(not_image)
         return "".join(f" AND {clause}" for clause in clauses), params
 
     def q(self) -> Q:
@@ -71,17 +79,27 @@ class Filters:
 
 def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tuple[int, float]]:
     """HNSW cosine search; the query vector is a bound parameter so the index is used."""
+    where, params = filters.chunk_sql()
+    sql = f"""
+        SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
+        FROM library_chunk c
+        WHERE c.embedding IS NOT NULL {where}
+        ORDER BY distance
+        LIMIT %(limit)s
+    """
     with connection.cursor() as cursor:
         _hnsw_session_settings(cursor)
-        rows = list(
-            Chunk.objects.filter(filters.q(), embedding__isnull=False)
-            .annotate(distance=CosineDistance("embedding", list(vector)))
-            .order_by("distance")
-            .values_list("id", "distance")[:limit]
-        )
+        values: dict[str, Any] = {"vector": _vector_text(vector), "limit": limit} | params
+        cursor.execute(sql, values)
+        rows = cursor.fetchall()
     # relaxed_order may return neighbours slightly out of order.
     rows.sort(key=lambda row: row[1])
     return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
+
+
+def _vector_text(vector: Sequence[float]) -> str:
+    """pgvector's text form of a vector, '[x,y,…]' (float32 values, as the column stores them)."""
+    return "[" + ",".join(map(str, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
 # Database sessions (raw connections) that already carry the vector leg's settings, with the
@@ -268,37 +286,42 @@ def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float
     return found
 
 
-# What a hit shows and cites; an item's metadata, a chunk's tsvector and (unless asked) its vector stay.
-_HIT_FIELDS = (
-    "uid",
-    "ordinal",
-    "kind",
-    "mime_type",
-    "image_key",
-    "text_preview",
-    "section_path",
-    "page",
-    "page_end",
-    "ocr_confidence",
-    "char_start",
-    "char_end",
-    "token_count",
-    "storage_key",
-    "item__uid",
-    "item__title",
-    "item__source",
-    "collection__uid",
-    "collection__name",
-    "library__uid",
-    "library__name",
-)
+# What a hit shows and cites (types.HitChunk's fields, in order); an item's metadata and a chunk's
+# tsvector stay in the database, and so does its vector unless asked for.
+_HIT_SQL = """
+    SELECT c.id, c.uid, c.ordinal, c.kind, c.mime_type, c.image_key, c.text_preview, c.section_path,
+           c.page, c.page_end, c.ocr_confidence, c.char_start, c.char_end, c.token_count,
+           c.storage_key, i.id, i.uid, i.title, i.source, i.item_type,
+           o.id, o.uid, o.name, l.id, l.uid, l.name {embedding}
+    FROM library_chunk c
+    JOIN library_item i ON i.id = c.item_id
+    JOIN library_collection o ON o.id = c.collection_id
+    JOIN library_library l ON l.id = c.library_id
+    WHERE c.id = ANY (%s)
+"""
 
 
-def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, Chunk]:
-    fields = (*_HIT_FIELDS, "embedding") if with_embeddings else _HIT_FIELDS
-    related = Chunk.objects.select_related("item", "collection", "library")
-    chunks = related.filter(id__in=list(ids)).only(*fields)
-    return {chunk.id: chunk for chunk in chunks}
+def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, HitChunk]:
+    """The hits' chunks with their item, collection and library, in one query."""
+    if not ids:
+        return {}
+    sql = _HIT_SQL.format(embedding=", c.embedding::real[]" if with_embeddings else "")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [list(ids)])
+        rows = cursor.fetchall()
+    chunks: dict[int, HitChunk] = {}
+    for row in rows:
+        embedding = None
+        if with_embeddings and row[26] is not None:
+            embedding = np.asarray(row[26], dtype=np.float32)
+        chunks[row[0]] = HitChunk(
+            *row[:15],
+            item=HitItem(*row[15:20]),
+            collection=Named(*row[20:23]),
+            library=Named(*row[23:26]),
+            embedding=embedding,
+        )
+    return chunks
 
 
 @dataclass(frozen=True)

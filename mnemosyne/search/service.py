@@ -24,7 +24,6 @@ from mnemosyne.ingestion.normalising import normalise_query
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.languages import text_search_config
-from mnemosyne.library.models import Chunk
 from mnemosyne.library.services import validate_library_type
 from mnemosyne.metrics import LEG_FAILURES, LEG_SECONDS, SEARCH_SECONDS
 from mnemosyne.search import legs
@@ -34,6 +33,7 @@ from mnemosyne.search.reranking import rerank_hits
 from mnemosyne.search.shaping import collapse_near_duplicates, maximal_marginal_relevance
 from mnemosyne.search.types import (
     SEARCH_TYPES,
+    HitChunk,
     LegHit,
     ResolvedSearch,
     SearchHit,
@@ -201,7 +201,7 @@ def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse
     )
 
 
-def _vectors(chunks: Sequence[Chunk]) -> np.ndarray:
+def _vectors(chunks: Sequence[HitChunk]) -> np.ndarray:
     """The chunks' vectors as rows of one matrix (zeros for a chunk without one)."""
     matrix = np.zeros((len(chunks), INDEX_DIMENSIONS))
     for row, chunk in enumerate(chunks):

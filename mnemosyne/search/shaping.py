@@ -34,39 +34,33 @@ def collapse_near_duplicates(
 
     Returns the kept indices and, for each kept index, the indices folded into it: a text folds
     into the first kept one it shares at least `threshold` of their shingles with (Jaccard).
-    Shared shingles are counted through an index of the kept texts' shingles, so texts with
-    nothing in common cost nothing to compare.
+    Jaccard is at most the ratio of the two sets' sizes, so only kept texts of a similar size are
+    compared, each with one set intersection (C, not a Python loop over shingles).
     """
     kept: list[int] = []
-    sizes: list[int] = []
-    holders: dict[tuple[str, ...], list[int]] = {}  # shingle → positions in `kept` of texts with it
+    kept_shingles: list[frozenset[tuple[str, ...]]] = []
     folded: dict[int, list[int]] = {}
     for index, text in enumerate(texts):
         current = shingles(text)
-        size = len(current)
-        common: dict[int, int] = {}
-        for shingle in current:
-            for position in holders.get(shingle, ()):
-                common[position] = common.get(position, 0) + 1
-        if size == 0:
-            # Only another empty text is identical to an empty one.
-            common = {position: 0 for position, other in enumerate(sizes) if other == 0}
         match = next(
-            (
-                position
-                for position in sorted(common)
-                if _jaccard_of_counts(common[position], size, sizes[position]) >= threshold
-            ),
+            (position for position, other in enumerate(kept_shingles) if _similar(current, other, threshold)),
             None,
         )
         if match is not None:
             folded.setdefault(kept[match], []).append(index)
             continue
-        for shingle in current:
-            holders.setdefault(shingle, []).append(len(kept))
         kept.append(index)
-        sizes.append(size)
+        kept_shingles.append(current)
     return kept, folded
+
+
+def _similar(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]], threshold: float) -> bool:
+    small, large = sorted((len(a), len(b)))
+    if large == 0:
+        return True  # only another empty text is identical to an empty one
+    if small < threshold * large:
+        return False
+    return _jaccard_of_counts(len(a & b), len(a), len(b)) >= threshold
 
 
 def _jaccard_of_counts(common: int, size: int, other: int) -> float:

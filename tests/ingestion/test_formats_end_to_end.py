@@ -39,7 +39,9 @@ def test_a_pdf_hit_cites_its_pages(reports: Path, embedder: Embedder) -> None:
     best = next(hit.chunk for hit in hits if hit.chunk.item.title == "Tidal Report")
     assert best.page is not None and best.page <= 3 <= (best.page_end or best.page)
     assert (best.page, best.page_end) == (1, 3)
-    pages = set(Chunk.objects.filter(item=best.item, kind=ChunkKind.TEXT).values_list("page", flat=True))
+    pages = set(
+        Chunk.objects.filter(item_id=best.item_id, kind=ChunkKind.TEXT).values_list("page", flat=True)
+    )
     assert pages <= {1, 2, 3} and 1 in pages
 
 

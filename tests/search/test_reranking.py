@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from mnemosyne.library.models import Chunk
 from mnemosyne.search import reranking
 from mnemosyne.search.service import SearchHit
+from mnemosyne.search.types import HitChunk, HitItem, Named
 
 
 class Scores:
@@ -25,7 +25,26 @@ def hits(count: int) -> list[SearchHit]:
     # Unsaved chunks whose stored text is missing: the reranker is given their previews.
     return [
         SearchHit(
-            chunk=Chunk(uid=f"chk_{n}", text_preview=f"chunk {n}", storage_key=f"nowhere/{n}.txt"),
+            chunk=HitChunk(
+                n,
+                f"chk_{n}",
+                0,
+                "text",
+                "",
+                "",
+                f"chunk {n}",
+                "",
+                None,
+                None,
+                None,
+                0,
+                0,
+                0,
+                f"nowhere/{n}.txt",
+                item=HitItem(1, "itm_1", "Item", "item.txt", "document"),
+                collection=Named(1, "col_1", "c"),
+                library=Named(1, "lib_1", "l"),
+            ),
             score=1.0 - n / 10,
             legs={},
         )
