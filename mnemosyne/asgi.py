@@ -48,7 +48,7 @@ from starlette.middleware import Middleware  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse, Response  # noqa: E402
 from starlette.routing import Mount, Route  # noqa: E402
-from starlette.types import ASGIApp  # noqa: E402
+from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
 from mcp_server import blocking  # noqa: E402
 from mcp_server.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
@@ -121,6 +121,18 @@ async def metrics(request: Request) -> Response:
     return Response(generate_latest(metrics_registry()), media_type=CONTENT_TYPE_LATEST)
 
 
+async def single_worker_only(scope: Scope, receive: Receive, send: Send) -> None:
+    response = JSONResponse(
+        {
+            "error": "legacy SSE keeps its session in one process, and this server runs "
+            f"{settings.SERVE_WORKER_PROCESSES} worker processes: use streamable HTTP at /mcp/, "
+            "or start `manage.py serve --workers 1` for SSE clients"
+        },
+        status_code=503,
+    )
+    await response(scope, receive, send)
+
+
 def build_app() -> Starlette:
     tracing.configure()
     mcp = build_server()
@@ -146,7 +158,10 @@ def build_app() -> Starlette:
     sse_app = mcp.sse_app(
         sse_path="/", message_path="/messages/", transport_security=security, max_request_body_size=limit
     )
-    sse = RequestBodyLimitMiddleware(MCPGate(sse_app, transport="sse"), limit)
+    sse: ASGIApp = RequestBodyLimitMiddleware(MCPGate(sse_app, transport="sse"), limit)
+    if settings.SERVE_WORKER_PROCESSES > 1:
+        # A message POSTed to another worker than the one holding its stream would find no session.
+        sse = single_worker_only
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -68,6 +68,12 @@ PORT = envint("PORT", 8001, minimum=1, maximum=65535)
 # Seconds an idle HTTP keep-alive connection stays open (`serve`; uvicorn's own default is 5). Under
 # load a worker busy for seconds could close a connection just as a request arrived on it.
 HTTP_KEEP_ALIVE_SECONDS = envint("HTTP_KEEP_ALIVE_SECONDS", 30, minimum=1, maximum=3600)
+# `serve`'s uvicorn worker processes: one per core this process may run on (at most 8; each holds
+# its own copy of the model, about 0.8 GB). Streamable HTTP is stateless, so any worker answers any
+# request; legacy SSE keeps a session in one process and is refused with several (see asgi.py).
+SERVE_WORKERS = envint("SERVE_WORKERS", min(len(os.sched_getaffinity(0)), 8), minimum=1, maximum=64)
+# Set by `serve` for its workers: how many there are.
+SERVE_WORKER_PROCESSES = envint("MNEMOSYNE_WORKER_PROCESSES", 1, minimum=1, maximum=64)
 # `manage.py serve_grpc`: the gRPC ToolService's port.
 MCP_GRPC_PORT = envint("MCP_GRPC_PORT", 50051, minimum=1, maximum=65535)
 

@@ -1,5 +1,7 @@
 """python manage.py serve [--demo [--new-token]] [--host H] [--port P] [--workers N] [--no-worker]
 
+N defaults to SERVE_WORKERS (one per core, at most 8).
+
 Migrates, and with --demo ingests the project's docs/ into a demo library, keeps a development
 token across restarts (mcp_server/dev_token.py) and prints client configs for it, then serves the
 ASGI app with uvicorn until interrupted, with a background worker (`db_worker`, for queued
@@ -18,7 +20,7 @@ from typing import Any
 import uvicorn
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcp_server import client_configs, dev_token
 from mcp_server.actions import create_token, revoke_token
@@ -42,7 +44,13 @@ class Command(BaseCommand):
         parser.add_argument("--demo", action="store_true", help="Ingest docs/ and print a development token.")
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=settings.PORT)
-        parser.add_argument("--workers", type=int, default=1)
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=settings.SERVE_WORKERS,
+            help="uvicorn worker processes (default SERVE_WORKERS: one per core, at most 8). "
+            "Legacy SSE clients need --workers 1.",
+        )
         parser.add_argument(
             "--no-worker",
             action="store_true",
@@ -66,8 +74,14 @@ class Command(BaseCommand):
         # uvicorn re-raises SIGTERM after shutting down; as SystemExit it lets exit handlers run,
         # which stop the embedded PostgreSQL when this is its last user.
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+        if options["workers"] < 1:
+            raise CommandError("--workers must be at least 1")
         if options["workers"] > 1:
             self._share_metrics()
+            os.environ["MNEMOSYNE_WORKER_PROCESSES"] = str(options["workers"])  # the workers inherit it
+            self.stdout.write(
+                f"{options['workers']} worker processes (legacy SSE at /mcp/sse/ needs --workers 1)."
+            )
         worker = None if options["no_worker"] else self._start_worker()
         try:
             self._serve(options)
