@@ -311,6 +311,23 @@ DATABASES = {"default": parse_database_url(_database_url)}
 # Connections are reused across tool calls for this long (seconds); 0 closes them after each call.
 DATABASES["default"]["CONN_MAX_AGE"] = envint("DATABASE_CONN_MAX_AGE", 60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Streaming replicas that search reads go to (mnemosyne/replicas.py), comma-separated postgres://
+# URLs; each becomes the database alias replica_0, replica_1, ….
+for _number, _replica_url in enumerate(
+    filter(None, map(str.strip, envstr("DATABASE_REPLICA_URLS", "").split(",")))
+):
+    _replica = parse_database_url(_replica_url)
+    # A replica that went away must not hold a search up: it is left, the primary answers.
+    _replica["OPTIONS"].setdefault("connect_timeout", "2")
+    DATABASES[f"replica_{_number}"] = {
+        **_replica,
+        "CONN_MAX_AGE": DATABASES["default"]["CONN_MAX_AGE"],
+        "CONN_HEALTH_CHECKS": True,
+    }
+# A replica further behind the primary than this (seconds) is not read from until it catches up.
+DATABASE_REPLICA_MAX_LAG_SECONDS = envint("DATABASE_REPLICA_MAX_LAG_SECONDS", 10, minimum=0, maximum=86_400)
+# A replica that failed a search is not tried again for this long (seconds).
+DATABASE_REPLICA_RETRY_SECONDS = envint("DATABASE_REPLICA_RETRY_SECONDS", 30, minimum=1, maximum=3600)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

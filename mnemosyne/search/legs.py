@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Q
 
@@ -19,7 +19,7 @@ from mnemosyne.embedding import Embedder
 from mnemosyne.graph import get_graph_store
 from mnemosyne.graph.concepts import query_concepts
 from mnemosyne.library.models import Chunk, ChunkKind
-from mnemosyne.search.types import HitChunk, HitItem, Named
+from mnemosyne.search.hits import HitChunk, HitItem, Named
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,9 @@ class Filters:
         return condition
 
 
-def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tuple[int, float]]:
+def vector_leg(
+    vector: Sequence[float], filters: Filters, limit: int, *, database: str = DEFAULT_DB_ALIAS
+) -> list[tuple[int, float]]:
     """HNSW cosine search; the query vector is a bound parameter so the index is used."""
     where, params = filters.chunk_sql()
     sql = f"""
@@ -87,8 +89,8 @@ def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tu
         ORDER BY distance
         LIMIT %(limit)s
     """
-    with connection.cursor() as cursor:
-        _hnsw_session_settings(cursor)
+    with connections[database].cursor() as cursor:
+        _hnsw_session_settings(cursor, database)
         values: dict[str, Any] = {"vector": _vector_text(vector), "limit": limit} | params
         cursor.execute(sql, values)
         rows = cursor.fetchall()
@@ -107,12 +109,13 @@ def _vector_text(vector: Sequence[float]) -> str:
 _HNSW_SESSIONS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 
-def _hnsw_session_settings(cursor: CursorWrapper) -> None:
+def _hnsw_session_settings(cursor: CursorWrapper, database: str) -> None:
     """hnsw.ef_search, and pgvector 0.8's iterative scans so filtered searches still fill `limit`.
 
     Inside a transaction they are set for that transaction only: its rollback would undo them.
     """
     ef_search = settings.SEARCH_HNSW_EF_SEARCH
+    connection = connections[database]
     local = connection.in_atomic_block
     raw = connection.connection
     if not local and _HNSW_SESSIONS.get(raw) == ef_search:
@@ -166,7 +169,9 @@ _QUERY_TERMS = """
 _SCORE = "sum(q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl))"
 
 
-def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+def fulltext_leg(
+    query: str, filters: Filters, limit: int, *, database: str = DEFAULT_DB_ALIAS
+) -> list[tuple[int, float]]:
     """BM25 (k1, b from settings) over the inverted index, with the stemming and stop words of the
     searched libraries' languages.
 
@@ -190,9 +195,9 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
     } | params
     matching = ""
     if len(query) <= OPERATOR_MAX_QUERY_CHARS and _OPERATORS.search(query):
-        matched = _operator_matches(query, filters)
+        matched = _operator_matches(query, filters, database)
         if matched is not None:
-            return _score_chunks(matched, where, values)
+            return _score_chunks(matched, where, values, database)
         matches = " OR ".join(
             f"search_vector @@ websearch_to_tsquery(%(config_{index})s::regconfig, %(query)s)"
             for index in range(len(filters.text_configs))
@@ -223,24 +228,28 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
         ORDER BY score DESC, c.chunk_id
         LIMIT %(limit)s
     """
-    with connection.cursor() as cursor:
+    with connections[database].cursor() as cursor:
         cursor.execute(sql, values)
         return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
 
 
-def _operator_matches(query: str, filters: Filters) -> list[int] | None:
+def _operator_matches(query: str, filters: Filters, database: str) -> list[int] | None:
     """The chunks matching the query's operators, when there are few enough to score them all."""
     matching = Q()
     for config in filters.text_configs:
         matching |= Q(search_vector=SearchQuery(query, config=config, search_type="websearch"))
-    matches = Chunk.objects.filter(filters.q(), matching).values_list("id", flat=True)[
-        : OPERATOR_EXACT_MATCHES + 1
-    ]
+    matches = (
+        Chunk.objects.using(database)
+        .filter(filters.q(), matching)
+        .values_list("id", flat=True)[: OPERATOR_EXACT_MATCHES + 1]
+    )
     found = list(matches)
     return found if len(found) <= OPERATOR_EXACT_MATCHES else None
 
 
-def _score_chunks(chunk_ids: list[int], where: str, values: dict[str, Any]) -> list[tuple[int, float]]:
+def _score_chunks(
+    chunk_ids: list[int], where: str, values: dict[str, Any], database: str
+) -> list[tuple[int, float]]:
     """BM25 of the given chunks over all their query terms' postings (the primary key's index)."""
     if not chunk_ids:
         return []
@@ -252,7 +261,7 @@ def _score_chunks(chunk_ids: list[int], where: str, values: dict[str, Any]) -> l
         ORDER BY score DESC, p.chunk_id
         LIMIT %(limit)s
     """
-    with connection.cursor() as cursor:
+    with connections[database].cursor() as cursor:
         cursor.execute(sql, values | {"chunk_ids": chunk_ids})
         return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
 
@@ -301,12 +310,14 @@ _HIT_SQL = """
 """
 
 
-def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, HitChunk]:
+def hydrate(
+    ids: Sequence[int], *, with_embeddings: bool = False, database: str = DEFAULT_DB_ALIAS
+) -> dict[int, HitChunk]:
     """The hits' chunks with their item, collection and library, in one query."""
     if not ids:
         return {}
     sql = _HIT_SQL.format(embedding=", c.embedding::real[]" if with_embeddings else "")
-    with connection.cursor() as cursor:
+    with connections[database].cursor() as cursor:
         cursor.execute(sql, [list(ids)])
         rows = cursor.fetchall()
     chunks: dict[int, HitChunk] = {}
@@ -332,13 +343,15 @@ class LegQuery:
     filters: Filters
     limit: int
     embedder: Embedder
+    # The database alias the leg reads: the primary, or a replica (mnemosyne.replicas).
+    database: str = DEFAULT_DB_ALIAS
 
 
 LegResult = list[tuple[int, float]]
 
 # The legs by name (types.SEARCH_TYPES): each returns (chunk id, score), best first.
 LEGS: Mapping[str, Callable[[LegQuery], LegResult]] = {
-    "vector": lambda q: vector_leg(q.embedder.embed_query(q.text), q.filters, q.limit),
-    "fulltext": lambda q: fulltext_leg(q.text, q.filters, q.limit),
+    "vector": lambda q: vector_leg(q.embedder.embed_query(q.text), q.filters, q.limit, database=q.database),
+    "fulltext": lambda q: fulltext_leg(q.text, q.filters, q.limit, database=q.database),
     "graph": lambda q: graph_leg(q.text, q.filters, q.limit),
 }

@@ -16,8 +16,9 @@ from dataclasses import replace
 
 import numpy as np
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, close_old_connections
 
+from mnemosyne import replicas
 from mnemosyne.embedding import INDEX_DIMENSIONS, Embedder, get_embedder
 from mnemosyne.graph import GraphError
 from mnemosyne.ingestion.normalising import normalise_query
@@ -28,12 +29,12 @@ from mnemosyne.library.services import validate_library_type
 from mnemosyne.metrics import LEG_FAILURES, LEG_SECONDS, SEARCH_SECONDS
 from mnemosyne.search import legs
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
+from mnemosyne.search.hits import HitChunk
 from mnemosyne.search.rerank import get_reranker
 from mnemosyne.search.reranking import rerank_hits
 from mnemosyne.search.shaping import collapse_near_duplicates, maximal_marginal_relevance
 from mnemosyne.search.types import (
     SEARCH_TYPES,
-    HitChunk,
     LegHit,
     ResolvedSearch,
     SearchHit,
@@ -128,14 +129,28 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
 
 def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse:
     resolved = validate(request)
+    leg_query = legs.LegQuery(
+        text=resolved.query,
+        filters=resolved.filters,
+        limit=max(request.offset + request.limit, MIN_CANDIDATES),
+        embedder=embedder or get_embedder(),
+        database=replicas.read_alias(),
+    )
+    try:
+        return _answer(resolved, leg_query)
+    except DatabaseError as exc:
+        if leg_query.database == DEFAULT_DB_ALIAS:
+            raise
+        # The replica failed mid-search: the primary answers this search and the next ones.
+        replicas.mark_down(leg_query.database, exc)
+        return _answer(resolved, replace(leg_query, database=DEFAULT_DB_ALIAS))
+
+
+def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchResponse:
+    """Run the legs, fuse, hydrate and shape: everything read from leg_query.database."""
+    request = resolved.request
     query = resolved.query
     window = request.offset + request.limit
-    leg_query = legs.LegQuery(
-        text=query,
-        filters=resolved.filters,
-        limit=max(window, MIN_CANDIDATES),
-        embedder=embedder or get_embedder(),
-    )
     not_run: dict[str, str] = {}
     wanted = list(resolved.legs)
     if "graph" in wanted and len(wanted) > 1 and settings.SEARCH_GRAPH_WEIGHT == 0:
@@ -166,7 +181,11 @@ def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse
     if request.rerank and get_reranker() is not None:
         head_size = max(head_size, settings.RERANK_TOP_N)
     head = fused[:head_size]
-    chunks = legs.hydrate([entry.key for entry in head], with_embeddings=request.diversity is not None)
+    chunks = legs.hydrate(
+        [entry.key for entry in head],
+        with_embeddings=request.diversity is not None,
+        database=leg_query.database,
+    )
     hits = [
         SearchHit(
             chunk=chunks[entry.key],

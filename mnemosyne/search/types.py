@@ -7,12 +7,12 @@ importing each other.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import numpy as np
+from mnemosyne.search.hits import HitChunk
 
+if TYPE_CHECKING:
     from mnemosyne.search.legs import Filters
 
 # The legs a search can run, in the order they are fused and reported.
@@ -49,64 +49,6 @@ class ResolvedSearch:
     query: str
     filters: Filters
     legs: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Named:
-    """A hit's library or collection, as a citation names it."""
-
-    id: int
-    uid: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class HitItem:
-    id: int
-    uid: str
-    title: str
-    source: str
-    item_type: str
-
-
-@dataclass(frozen=True, slots=True)
-class HitChunk:
-    """What a hit shows and cites of its chunk, read in one query (legs.hydrate): the attributes
-    of library.models.Chunk a hit needs, under the same names, without building model instances."""
-
-    id: int
-    uid: str
-    ordinal: int
-    kind: str
-    mime_type: str
-    image_key: str
-    text_preview: str
-    section_path: str
-    page: int | None
-    page_end: int | None
-    ocr_confidence: float | None
-    char_start: int
-    char_end: int
-    token_count: int
-    storage_key: str
-    _: KW_ONLY
-    item: HitItem
-    collection: Named
-    library: Named
-    # Only when diversity (MMR) is asked for.
-    embedding: np.ndarray | None = None
-
-    @property
-    def item_id(self) -> int:
-        return self.item.id
-
-    @property
-    def collection_id(self) -> int:
-        return self.collection.id
-
-    @property
-    def library_id(self) -> int:
-        return self.library.id
 
 
 @dataclass(frozen=True)

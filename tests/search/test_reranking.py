@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import pytest
 
 from mnemosyne.search import reranking
+from mnemosyne.search.hits import HitChunk, HitItem, Named
 from mnemosyne.search.service import SearchHit
-from mnemosyne.search.types import HitChunk, HitItem, Named
 
 
 class Scores:

@@ -1,0 +1,95 @@
+"""Search reads on streaming replicas (DATABASE_REPLICA_URLS), the primary when none will do.
+
+Each replica is a Django database alias, `replica_0`, `replica_1`, …. A search's legs and the
+reading of its hits go to one replica, taken in turn, that is up and no further behind the primary
+than DATABASE_REPLICA_MAX_LAG_SECONDS; everything else (writes, tokens, filters, the concept graph)
+stays on the primary. A replica's lag is read from the replica itself at most once a second per
+process; one that is not streaming from the primary counts as lagging (it may be any age). A
+replica that fails a search is left alone for DATABASE_REPLICA_RETRY_SECONDS and the search is
+answered from the primary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import threading
+import time
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+
+logger = logging.getLogger(__name__)
+
+PREFIX = "replica_"
+# Seconds a lag reading stays good.
+LAG_CHECK_SECONDS = 1.0
+
+_LAG_SQL = """
+    SELECT CASE
+        WHEN NOT pg_is_in_recovery() THEN 0
+        WHEN NOT EXISTS (SELECT FROM pg_stat_wal_receiver WHERE status = 'streaming') THEN NULL
+        WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
+        ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)
+    END
+"""
+
+_lock = threading.Lock()
+_down_until: dict[str, float] = {}
+_lag: dict[str, tuple[float, float | None]] = {}  # alias → (read at, seconds behind; None: not streaming)
+_turns = itertools.count()
+
+
+def aliases() -> list[str]:
+    return sorted(alias for alias in settings.DATABASES if alias.startswith(PREFIX))
+
+
+def read_alias() -> str:
+    """The database a search reads from: the next usable replica, else the primary."""
+    replicas = aliases()
+    if not replicas:
+        return DEFAULT_DB_ALIAS
+    start = next(_turns)
+    for offset in range(len(replicas)):
+        alias = replicas[(start + offset) % len(replicas)]
+        if _usable(alias):
+            return alias
+    return DEFAULT_DB_ALIAS
+
+
+def _usable(alias: str) -> bool:
+    now = time.monotonic()
+    with _lock:
+        if _down_until.get(alias, 0.0) > now:
+            return False
+        reading = _lag.get(alias)
+    if reading is None or now - reading[0] > LAG_CHECK_SECONDS:
+        try:
+            with connections[alias].cursor() as cursor:
+                cursor.execute(_LAG_SQL)
+                row = cursor.fetchone()
+        except DatabaseError as exc:
+            mark_down(alias, exc)
+            return False
+        lag = None if row is None or row[0] is None else float(row[0])
+        reading = (now, lag)
+        with _lock:
+            _lag[alias] = reading
+    lag = reading[1]
+    return lag is not None and lag <= settings.DATABASE_REPLICA_MAX_LAG_SECONDS
+
+
+def mark_down(alias: str, exc: BaseException) -> None:
+    """Leave a replica that failed alone for DATABASE_REPLICA_RETRY_SECONDS."""
+    with _lock:
+        _down_until[alias] = time.monotonic() + settings.DATABASE_REPLICA_RETRY_SECONDS
+        _lag.pop(alias, None)
+    logger.warning(
+        "search reads leave replica %s for %d s: %s",
+        alias,
+        settings.DATABASE_REPLICA_RETRY_SECONDS,
+        type(exc).__name__,
+    )
+    with contextlib.suppress(DatabaseError):
+        connections[alias].close()
