@@ -98,6 +98,31 @@ def test_a_worker_ingests_the_enqueued_files(tmp_path: Path, start_worker) -> No
     assert "empty file" in failed.traceback
 
 
+def test_two_workers_share_one_queue_without_double_work(tmp_path: Path, start_worker) -> None:
+    root = tmp_path / "shared"
+    root.mkdir()
+    for number in range(40):
+        (root / f"note-{number:02}.md").write_text(
+            f"# Note {number}\n\nHarbour log entry {number}: the pilot boat met ship number {number}.\n"
+        )
+    collection = ensure_collection(library=ensure_library(name="Shared queue"), name="docs")
+    assert enqueue_paths([root], collection=collection, report=lambda line: None).enqueued == 40
+
+    # Two workers, as on two hosts sharing the database: each claims tasks with SKIP LOCKED.
+    workers = [start_worker("--batch"), start_worker("--batch")]
+    for worker in workers:
+        assert worker.wait(timeout=WORKER_TIMEOUT) == 0
+
+    results = list(DBTaskResult.objects.filter(args_kwargs__kwargs__source__startswith="shared/"))
+    assert len(results) == 40
+    assert all(result.status == TaskResultStatus.SUCCESSFUL for result in results)
+    # Each task claimed once, by one worker, and its file ingested once (created, never "unchanged").
+    assert all(len(result.worker_ids) == 1 for result in results)
+    assert {(result.return_value or {}).get("outcome") for result in results} == {"created"}
+    assert len({result.worker_ids[0] for result in results}) == 2, "both workers took tasks"
+    assert Item.objects.filter(collection=collection).count() == 40
+
+
 def test_a_worker_killed_mid_write_leaves_the_item_retryable(
     tmp_path: Path, start_worker, embedder: Embedder
 ) -> None:
