@@ -102,6 +102,15 @@ def _export(model: SentenceTransformer, target: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
+def pooled(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+    """The model's own pooling: the mean of the tokens' states, L2-normalised."""
+    mask = attention_mask[..., None].astype(np.float32)
+    means = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+    norms = np.linalg.norm(means, axis=1, keepdims=True)
+    result: np.ndarray = means / np.clip(norms, 1e-12, None)
+    return result
+
+
 class OnnxQueryEncoder:
     """Embeds single queries with ONNX Runtime: mean pooling over the tokens, then L2 normalisation."""
 
@@ -130,11 +139,7 @@ class OnnxQueryEncoder:
             )
         feeds = {name: np.asarray(encoded[name], dtype=np.int64) for name in self._input_names}
         (hidden,) = self._session.run(["last_hidden_state"], feeds)
-        mask = feeds["attention_mask"][..., None].astype(np.float32)
-        pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        result: np.ndarray = pooled / np.clip(norms, 1e-12, None)
-        return result
+        return pooled(hidden, feeds["attention_mask"])
 
     def check_against(self, model: SentenceTransformer) -> float:
         """The lowest cosine between this encoder's and the torch model's vectors for the probes."""
@@ -143,21 +148,29 @@ class OnnxQueryEncoder:
         return float((expected * actual).sum(axis=1).min())
 
 
+def ensure_exported(
+    model: SentenceTransformer, *, model_id: str, weights_sha256: str, cache_dir: Path
+) -> Path:
+    """The float graph's path, exported first if it is not there yet (once, under a file lock)."""
+    path = export_path(cache_dir, model_id, weights_sha256)
+    if not path.is_file():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        with (cache_dir / ".export.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not path.is_file():  # another process may have exported it meanwhile
+                started = time.perf_counter()
+                logger.info("exporting the encoder graph to %s (once per model and version)", path)
+                _export(model, path)
+                logger.info("exported the encoder graph in %.1f s", time.perf_counter() - started)
+    return path
+
+
 def build(
     model: SentenceTransformer, *, model_id: str, weights_sha256: str, cache_dir: Path, threads: int
 ) -> OnnxQueryEncoder:
     """Export (once) and load the encoder, checked against the torch model; raises QueryEncoderUnavailable."""
     try:
-        path = export_path(cache_dir, model_id, weights_sha256)
-        if not path.is_file():
-            cache_dir.mkdir(parents=True, exist_ok=True)
-            with (cache_dir / ".export.lock").open("w") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                if not path.is_file():  # another process may have exported it meanwhile
-                    started = time.perf_counter()
-                    logger.info("exporting the query encoder to %s (once per model and version)", path)
-                    _export(model, path)
-                    logger.info("exported the query encoder in %.1f s", time.perf_counter() - started)
+        path = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
         encoder = OnnxQueryEncoder(model, path=path, threads=threads)
         cosine = encoder.check_against(model)
     except ImportError as exc:

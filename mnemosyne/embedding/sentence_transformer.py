@@ -19,7 +19,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from mnemosyne.embedding import query_encoder
+from mnemosyne.embedding import document_encoder, query_encoder
 from mnemosyne.embedding.base import INDEX_DIMENSIONS, ModelIntegrityError
 from mnemosyne.embedding.memory import release_free_memory
 from mnemosyne.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS, EMBEDDING_WAIT_SECONDS
@@ -66,6 +66,7 @@ class SentenceTransformerEmbedder:
         batch_size: int,
         weights_sha256: str | None = None,
         query_backend: str = "torch",
+        document_backend: str = "torch",
         recent_queries: int = 0,
     ) -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"
@@ -101,6 +102,31 @@ class SentenceTransformerEmbedder:
             self._query_encoder = self._onnx_query_encoder(weights_sha256)
             if self._query_encoder is not None:
                 self.query_backend = "onnx"
+        self.document_backend = "torch"
+        self._document_encoder: document_encoder.OnnxDocumentEncoder | None = None
+        if document_backend == "onnx-int8":
+            self._document_encoder = self._onnx_document_encoder(weights_sha256)
+            if self._document_encoder is not None:
+                self.document_backend = "onnx-int8"
+
+    def _onnx_document_encoder(
+        self, weights_sha256: str | None
+    ) -> document_encoder.OnnxDocumentEncoder | None:
+        if weights_sha256 is None:
+            logger.warning("ingest embeds with torch: the model has no model.safetensors to key an export")
+            return None
+        try:
+            return document_encoder.build(
+                self._model,
+                model_id=self.model_id,
+                weights_sha256=weights_sha256,
+                cache_dir=settings.EMBEDDING_CACHE_DIR,
+                parallel=max(1, len(os.sched_getaffinity(0))),
+                batch_size=self._batch_size,
+            )
+        except query_encoder.QueryEncoderUnavailable as exc:
+            logger.warning("ingest embeds with torch: the int8 document encoder is unavailable (%s)", exc)
+            return None
 
     def _onnx_query_encoder(self, weights_sha256: str | None) -> query_encoder.OnnxQueryEncoder | None:
         if weights_sha256 is None:
@@ -127,13 +153,16 @@ class SentenceTransformerEmbedder:
         with self._lock:  # one batch at a time through the model (its threads use every core)
             started = time.perf_counter()
             EMBEDDING_WAIT_SECONDS.labels("documents").observe(started - asked)
-            vectors = self._model.encode(
-                list(texts),
-                batch_size=self._batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            if self._document_encoder is not None:
+                vectors = self._document_encoder.embed(texts)
+            else:
+                vectors = self._model.encode(
+                    list(texts),
+                    batch_size=self._batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
             release_free_memory()
         EMBEDDING_SECONDS.labels("documents").observe(time.perf_counter() - started)
         EMBEDDED_TEXTS.labels("documents").inc(len(texts))
@@ -197,5 +226,6 @@ def load_embedder() -> SentenceTransformerEmbedder:
         batch_size=settings.EMBEDDING_BATCH_SIZE,
         weights_sha256=weights_sha256,
         query_backend=settings.EMBEDDING_QUERY_BACKEND,
+        document_backend=settings.EMBEDDING_DOCUMENT_BACKEND,
         recent_queries=settings.EMBEDDING_QUERY_CACHE_SIZE,
     )

@@ -1,0 +1,81 @@
+"""Ingest batches on ONNX Runtime with int8 weights: close to torch's vectors, quantized once, and
+torch again when the quantized graph cannot be used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pytest_django.fixtures import Settings
+
+from mnemosyne.embedding import document_encoder, query_encoder
+from mnemosyne.embedding.sentence_transformer import (
+    BUNDLED_MODEL_SHA256,
+    SentenceTransformerEmbedder,
+    bundled_model_dir,
+)
+
+pytestmark = pytest.mark.slow
+
+TEXTS = [
+    "The spring tide floods the lower quay twice a month.",
+    "glacier",
+    "Antiretroviral therapy reduces rates of tuberculosis across a broad range of CD4 strata. " * 6,
+    "Ünïcode, 漢字 and emoji 🙂 in one passage",
+    "word " * 400,  # beyond the model's window: truncated like the torch path
+] * 5
+
+
+def int8_embedder(cache_dir: Path, settings: Settings) -> SentenceTransformerEmbedder:
+    settings.EMBEDDING_CACHE_DIR = cache_dir
+    return SentenceTransformerEmbedder(
+        bundled_model_dir(),
+        model_id="all-MiniLM-L6-v2",
+        batch_size=4,
+        weights_sha256=BUNDLED_MODEL_SHA256,
+        document_backend="onnx-int8",
+    )
+
+
+def test_batches_on_int8_are_close_to_torch_and_keep_their_order(
+    embedder: SentenceTransformerEmbedder, settings: Settings, tmp_path: Path
+) -> None:
+    fast = int8_embedder(tmp_path, settings)
+    assert fast.document_backend == "onnx-int8"
+    got = np.asarray(fast.embed_batch(TEXTS))
+    reference = np.asarray(embedder.embed_batch(TEXTS))
+    assert got.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    cosines = (got * reference).sum(axis=1)
+    # In the input's order (batches run sorted by length, on several sessions at once).
+    assert cosines.min() > 0.97 and cosines.mean() > 0.98
+    assert np.allclose(got[0], got[5], atol=1e-6), "the same text gives the same vector"
+
+
+def test_the_quantized_graph_is_made_once(
+    embedder: SentenceTransformerEmbedder, settings: Settings, tmp_path: Path
+) -> None:
+    int8_embedder(tmp_path, settings)
+    (quantized,) = tmp_path.glob("*-int8-per-channel.onnx")
+    modified = quantized.stat().st_mtime_ns
+    int8_embedder(tmp_path, settings)
+    assert quantized.stat().st_mtime_ns == modified
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_an_unreadable_quantized_graph_leaves_ingest_on_torch(
+    embedder: SentenceTransformerEmbedder,
+    settings: Settings,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    source = query_encoder.export_path(tmp_path, "all-MiniLM-L6-v2", BUNDLED_MODEL_SHA256)
+    tmp_path.mkdir(exist_ok=True)
+    source.write_bytes(b"")  # present, so not exported again
+    document_encoder.quantized_path(source).write_bytes(b"not an onnx graph")
+    fallback = int8_embedder(tmp_path, settings)
+    assert fallback.document_backend == "torch"
+    assert "int8 document encoder is unavailable" in caplog.text
+    vector = np.asarray(fallback.embed_batch(["still embeds"])[0])
+    assert float(vector @ np.asarray(embedder.embed_batch(["still embeds"])[0])) == pytest.approx(1.0)
