@@ -176,6 +176,13 @@ if NEO4J_URI and NEO4J_URI.split("://", 1)[0].lower() not in _NEO4J_SCHEMES:
 # "all-MiniLM-L6-v2" is the bundled model (checksum verified at load); anything else
 # is a path to a local sentence-transformers model directory.
 EMBEDDING_MODEL = envstr("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
+# An OpenAI-compatible embeddings endpoint (OpenAI, TEI, vLLM, …: POST {URL}/embeddings) instead of
+# the local model; EMBEDDING_MODEL then names the remote model (mnemosyne/embedding/remote.py).
+EMBEDDING_URL = envstr("EMBEDDING_URL", "")
+EMBEDDING_API_KEY = envstr("EMBEDDING_API_KEY", "")
+EMBEDDING_TIMEOUT = envfloat("EMBEDDING_TIMEOUT", 30.0, minimum=0.1, maximum=600.0)
+# The remote model's window in tokens (chunks are far shorter: CHUNK_MAX_TOKENS).
+EMBEDDING_MAX_TOKENS = envint("EMBEDDING_MAX_TOKENS", 512, minimum=16, maximum=131_072)
 EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 16, minimum=1, maximum=1024)
 # Single queries run on ONNX Runtime ("onnx": the model's transformer exported once into
 # EMBEDDING_CACHE_DIR and checked against torch at every load) or on torch like batches ("torch").

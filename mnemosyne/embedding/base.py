@@ -7,12 +7,13 @@ from typing import Protocol
 
 from django.core.exceptions import ImproperlyConfigured
 
-# The width of the vector column (library.Chunk.embedding) and of the HNSW index over it.
-INDEX_DIMENSIONS = 384
-
 
 class ModelIntegrityError(ImproperlyConfigured):
     """The model's weights are not the ones this release was built and measured with."""
+
+
+class EmbeddingError(Exception):
+    """The model could not embed the texts (a remote endpoint failed); the message is safe to show."""
 
 
 class Embedder(Protocol):

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from mnemosyne.embedding import document_encoder, query_encoder
-from mnemosyne.embedding.base import INDEX_DIMENSIONS, ModelIntegrityError
+from mnemosyne.embedding.base import ModelIntegrityError
 from mnemosyne.embedding.memory import release_free_memory
 from mnemosyne.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS, EMBEDDING_WAIT_SECONDS
 
@@ -81,12 +81,10 @@ class SentenceTransformerEmbedder:
         self._model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
         self.model_id = model_id
         dim = self._model.get_embedding_dimension()
-        if dim != INDEX_DIMENSIONS:
-            raise ImproperlyConfigured(
-                f"EMBEDDING_MODEL {model_id!r} produces {dim}-dimensional vectors; "
-                f"the index stores {INDEX_DIMENSIONS}"
-            )
-        self.dim = INDEX_DIMENSIONS
+        if not dim:
+            raise ImproperlyConfigured(f"EMBEDDING_MODEL {model_id!r} does not say its vectors' dimension")
+        # The model's dimension: each dimension has its own index (library.vector_models).
+        self.dim = int(dim)
         self.max_tokens = int(self._model.max_seq_length or 256)
         self._tokenizer = self._model.tokenizer
         self._batch_size = batch_size
@@ -203,9 +201,8 @@ class SentenceTransformerEmbedder:
         return [start for start, _ in encoding["offset_mapping"]]
 
 
-def load_embedder() -> SentenceTransformerEmbedder:
-    """The model EMBEDDING_MODEL names: the bundled one (weights verified) or a local directory."""
-    name = settings.EMBEDDING_MODEL
+def load_embedder(name: str) -> SentenceTransformerEmbedder:
+    """The model `name` names: the bundled one (weights verified) or a local directory."""
     weights_sha256: str | None = None
     if name == BUNDLED_MODEL_NAME:
         model_dir = bundled_model_dir()

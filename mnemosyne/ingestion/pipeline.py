@@ -30,7 +30,7 @@ from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import failures, reading_notes, writes
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks
-from mnemosyne.library import services
+from mnemosyne.library import services, vector_models
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
 from mnemosyne.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
 from mnemosyne.storage import ChunkStore, StorageError, keys
@@ -122,6 +122,10 @@ def ingest_documents(
     At most two batches are held at a time: the one being written and the one being embedded.
     """
     signature = ingest_config_signature(embedder)
+    # The library's vectors are this model's (recorded now if it has none): another model's
+    # vectors would not be comparable with them.
+    vector_models.claim(collection.library, model_id=embedder.model_id, dimensions=embedder.dim)
+    model = _Model(library_id=collection.library_id, model_id=embedder.model_id)
     model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-embed")
     try:
         in_flight: _Batch | None = None
@@ -131,10 +135,10 @@ def ingest_documents(
             if inputs:
                 batch.vectors = model_thread.submit(embedder.embed_batch, inputs)
             if in_flight is not None:
-                yield from (_report(r, on_progress) for r in _finish(in_flight, store, signature))
+                yield from (_report(r, on_progress) for r in _finish(in_flight, store, signature, model))
             in_flight = batch
         if in_flight is not None:
-            yield from (_report(r, on_progress) for r in _finish(in_flight, store, signature))
+            yield from (_report(r, on_progress) for r in _finish(in_flight, store, signature, model))
     finally:
         # Interrupted: a batch not yet started is dropped (its items stay processing, retryable).
         model_thread.shutdown(wait=True, cancel_futures=True)
@@ -268,7 +272,15 @@ def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str)
     return batch
 
 
-def _finish(batch: _Batch, store: ChunkStore, signature: str) -> list[IngestResult]:
+@dataclass(frozen=True)
+class _Model:
+    """The library written to and the model whose vectors are written (checked at each write)."""
+
+    library_id: int
+    model_id: str
+
+
+def _finish(batch: _Batch, store: ChunkStore, signature: str, model: _Model) -> list[IngestResult]:
     """Wait for the batch's vectors, then store and write its items."""
     if not batch.claimed or batch.vectors is None:
         return batch.results
@@ -282,7 +294,7 @@ def _finish(batch: _Batch, store: ChunkStore, signature: str) -> list[IngestResu
     for claimed in batch.claimed:
         entries.append(_entry(claimed, vectors[offset : offset + len(claimed.chunks)], signature))
         offset += len(claimed.chunks)
-    return batch.results + _write(batch.claimed, entries, store)
+    return batch.results + _write(batch.claimed, entries, store, model)
 
 
 def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> writes.ItemChunks:
@@ -307,7 +319,7 @@ def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> wri
 
 
 def _write(
-    claimed: Sequence[_Claimed], entries: Sequence[writes.ItemChunks], store: ChunkStore
+    claimed: Sequence[_Claimed], entries: Sequence[writes.ItemChunks], store: ChunkStore, model: _Model
 ) -> list[IngestResult]:
     stored: list[tuple[_Claimed, writes.ItemChunks]] = []
     results: list[IngestResult] = []
@@ -325,23 +337,26 @@ def _write(
             stored.append((claim, entry))
     try:
         with transaction.atomic():
+            # The library still takes this model's vectors (a re-embedding may have switched it).
+            vector_models.hold(model.library_id, model_id=model.model_id)
             old_prefixes = writes.replace_chunks([entry for _, entry in stored])
     except Exception:
         if len(stored) == 1:
             claim, entry = stored[0]
-            return [*results, _write_one(claim, entry, store)]
+            return [*results, _write_one(claim, entry, store, model)]
         # Find the item at fault: each on its own.
         logger.warning("writing a batch of %d items failed; writing them one at a time", len(stored))
-        return results + [_write_one(claim, entry, store) for claim, entry in stored]
+        return results + [_write_one(claim, entry, store, model) for claim, entry in stored]
     for claim, entry in stored:
         _delete_old_objects(store, old_prefixes[claim.item.pk], keep=entry.prefix)
         results.append(_written(claim, entry))
     return results
 
 
-def _write_one(claim: _Claimed, entry: writes.ItemChunks, store: ChunkStore) -> IngestResult:
+def _write_one(claim: _Claimed, entry: writes.ItemChunks, store: ChunkStore, model: _Model) -> IngestResult:
     try:
         with transaction.atomic():
+            vector_models.hold(model.library_id, model_id=model.model_id)
             old_prefixes = writes.replace_chunks([entry])
     except Exception as exc:
         logger.exception("writing %s failed", claim.document.source)

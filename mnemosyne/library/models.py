@@ -6,10 +6,9 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.core.validators import RegexValidator
 from django.db import models
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
 from mnemosyne import uids
-from mnemosyne.embedding import INDEX_DIMENSIONS
 
 TEXT_PREVIEW_CHARS = 500
 
@@ -43,6 +42,10 @@ class Library(models.Model):
         validators=[RegexValidator(r"^[a-z]{2,3}$", "an ISO 639 code such as en, de or ja")],
         help_text="ISO 639 code (en, de, fr, ja, …): its stemming and stop words in full-text search.",
     )
+    # The model whose vectors the library's chunks hold (its Embedder.model_id) and their dimension,
+    # recorded at the first write; "" until then. Queries must be embedded by the same model.
+    embedding_model = models.CharField(max_length=500, blank=True, default="")
+    embedding_dimensions = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -121,7 +124,9 @@ class Chunk(models.Model):
     image_key = models.CharField(max_length=300, blank=True, default="")
     text_preview = models.CharField(max_length=TEXT_PREVIEW_CHARS)
     search_vector = SearchVectorField(null=True)
-    embedding = VectorField(dimensions=INDEX_DIMENSIONS, null=True)
+    # The library's model's dimension (Library.embedding_dimensions); one partial HNSW index per
+    # dimension in use, on embedding::vector(N) (migration 0011, vector_indexes.py).
+    embedding = VectorField(null=True)
     section_path = models.CharField(max_length=1000, blank=True, default="")
     page = models.PositiveIntegerField(null=True, blank=True)
     # The last page a chunk runs onto, when it runs over a page break (null: it is all on `page`).
@@ -144,13 +149,6 @@ class Chunk(models.Model):
         ]
         indexes = [
             GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
-            HnswIndex(
-                name="chunk_embedding_hnsw_cosine",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
         ]
 
     def __str__(self) -> str:

@@ -82,10 +82,13 @@ def vector_leg(
 ) -> list[tuple[int, float]]:
     """HNSW cosine search; the query vector is a bound parameter so the index is used."""
     where, params = filters.chunk_sql()
+    dimensions = len(vector)
+    # The partial HNSW index of this dimension (vector_models.ensure_index) serves this query: the
+    # same expression and predicate.
     sql = f"""
-        SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
+        SELECT c.id, c.embedding::vector({dimensions}) <=> %(vector)s::vector({dimensions}) AS distance
         FROM library_chunk c
-        WHERE c.embedding IS NOT NULL {where}
+        WHERE vector_dims(c.embedding) = {dimensions} {where}
         ORDER BY distance
         LIMIT %(limit)s
     """

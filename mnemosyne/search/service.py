@@ -19,10 +19,10 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, close_old_connections
 
 from mnemosyne import replicas
-from mnemosyne.embedding import INDEX_DIMENSIONS, Embedder, get_embedder
+from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.graph import GraphError
 from mnemosyne.ingestion.normalising import normalise_query
-from mnemosyne.library import selectors
+from mnemosyne.library import selectors, vector_models
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.languages import text_search_config
 from mnemosyne.library.services import validate_library_type
@@ -74,12 +74,22 @@ def validate(request: SearchRequest) -> ResolvedSearch:
         raise InvalidArgument(f"alpha must be between 0 and 1, got {request.alpha}")
     if request.library_type is not None:
         validate_library_type(request.library_type)
+    filters = _resolve_filters(request)
     return ResolvedSearch(
         request=request,
         query=query,
-        filters=_resolve_filters(request),
+        filters=filters,
         legs=tuple(dict.fromkeys(request.search_types)),
+        libraries=_searched_libraries(request, filters),
     )
+
+
+def _searched_libraries(request: SearchRequest, filters: legs.Filters) -> list[int] | None:
+    if filters.library_id is not None:
+        return [filters.library_id]
+    if request.collection_uid:
+        return [selectors.get_collection(request.collection_uid).library_id]
+    return filters.library_ids
 
 
 def _resolve_filters(request: SearchRequest) -> legs.Filters:
@@ -129,11 +139,15 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
 
 def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse:
     resolved = validate(request)
+    embedder = embedder or get_embedder()
+    if "vector" in resolved.legs:
+        # A library of another model's vectors cannot be searched with this model's query vector.
+        vector_models.check_all(resolved.libraries, model_id=embedder.model_id)
     leg_query = legs.LegQuery(
         text=resolved.query,
         filters=resolved.filters,
         limit=max(request.offset + request.limit, MIN_CANDIDATES),
-        embedder=embedder or get_embedder(),
+        embedder=embedder,
         database=replicas.read_alias(),
     )
     try:
@@ -222,7 +236,8 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
 
 def _vectors(chunks: Sequence[HitChunk]) -> np.ndarray:
     """The chunks' vectors as rows of one matrix (zeros for a chunk without one)."""
-    matrix = np.zeros((len(chunks), INDEX_DIMENSIONS))
+    width = max((len(chunk.embedding) for chunk in chunks if chunk.embedding is not None), default=1)
+    matrix = np.zeros((len(chunks), width))
     for row, chunk in enumerate(chunks):
         if chunk.embedding is not None:
             matrix[row] = chunk.embedding

@@ -49,6 +49,8 @@ class ResolvedSearch:
     query: str
     filters: Filters
     legs: tuple[str, ...]
+    # The libraries the search reads (None: every library): their model must embed the query.
+    libraries: list[int] | None = None
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,7 @@ def test_a_failed_item_keeps_its_previous_chunks(embedder: Embedder, tmp_path: P
     before = list(Chunk.objects.filter(item__source="kb/a.md").values_list("uid", flat=True))
 
     class BrokenEmbedder:
-        model_id = "broken"
+        model_id = embedder.model_id  # the same model, failing
         dim = 384
         max_tokens = 256
 
@@ -139,7 +139,8 @@ def test_a_failed_item_keeps_its_previous_chunks(embedder: Embedder, tmp_path: P
     assert item.embedding_status == EmbeddingStatus.FAILED
     assert "the model fell over" in item.embedding_error
     assert list(Chunk.objects.filter(item=item).values_list("uid", flat=True)) == before
-    assert summary.counts()["failed"] == 2
+    # b.md is unchanged (same content, same model): only the changed a.md is embedded, and fails.
+    assert summary.counts()["failed"] == 1 and summary.counts()["unchanged"] == 1
     assert any("failed kb/a.md" in line for line in reports)
 
 

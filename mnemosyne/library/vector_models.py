@@ -1,0 +1,90 @@
+"""Which model's vectors a library holds, and the HNSW index for each vector dimension in use.
+
+A library records the model that embedded it (Library.embedding_model, an Embedder's model_id)
+and the vectors' dimension at its first write. Vectors of two models are not comparable, so a
+library is written and searched with its own model only: another model is refused with a message
+that says what to do. The vector column is untyped; each dimension has a partial HNSW index on
+`embedding::vector(N)`, made the first time a library of that dimension is written (migration 0011
+made the one for 384).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db import connection
+
+from mnemosyne.library.errors import InvalidArgument
+from mnemosyne.library.models import Library
+
+# Dimensions whose index this process has seen exist.
+_indexed: set[int] = set()
+
+
+class ModelMismatch(InvalidArgument):
+    """The library holds another model's vectors."""
+
+
+def index_name(dimensions: int) -> str:
+    return f"chunk_embedding_hnsw_{dimensions}"
+
+
+def ensure_index(dimensions: int) -> None:
+    """The partial HNSW index for vectors of this dimension (created when missing)."""
+    if dimensions in _indexed:
+        return
+    if not 1 <= dimensions <= 2000:
+        # pgvector's HNSW indexes vectors of up to 2,000 dimensions.
+        raise InvalidArgument(
+            f"vectors of {dimensions} dimensions cannot be indexed (HNSW takes up to 2,000)"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE INDEX IF NOT EXISTS {index_name(dimensions)} ON library_chunk "
+            f"USING hnsw ((embedding::vector({dimensions})) vector_cosine_ops) "
+            f"WITH (m = 16, ef_construction = 64) WHERE vector_dims(embedding) = {dimensions}"
+        )
+    _indexed.add(dimensions)
+
+
+def claim(library: Library, *, model_id: str, dimensions: int) -> None:
+    """Before writing vectors: record the model on a library that has none, refuse another one."""
+    if not library.embedding_model:
+        Library.objects.filter(pk=library.pk, embedding_model="").update(
+            embedding_model=model_id, embedding_dimensions=dimensions
+        )
+        library.refresh_from_db(fields=["embedding_model", "embedding_dimensions"])
+    check(library, model_id=model_id)
+    ensure_index(dimensions)
+
+
+def check(library: Library, *, model_id: str) -> None:
+    """ModelMismatch when the library holds vectors of a model other than `model_id`."""
+    if library.embedding_model and library.embedding_model != model_id:
+        raise ModelMismatch(
+            f"library {library.name!r} holds vectors of the model {library.embedding_model!r} "
+            f"({library.embedding_dimensions} dimensions), and this server embeds with {model_id!r}: "
+            f"set EMBEDDING_MODEL (and EMBEDDING_URL) back, or re-embed the library with "
+            f"`manage.py reembed --library {library.uid}`"
+        )
+
+
+def hold(library_id: int, *, model_id: str) -> None:
+    """In a write's transaction: the library takes `model_id`'s vectors, and keeps taking them until
+    the transaction ends (a re-embedding's switch waits for it: FOR SHARE against its FOR UPDATE)."""
+    library = Library.objects.raw(
+        "SELECT id, uid, name, embedding_model, embedding_dimensions FROM library_library "
+        "WHERE id = %s FOR SHARE",
+        [library_id],
+    )[0]
+    check(library, model_id=model_id)
+
+
+def check_all(library_ids: Iterable[int] | None, *, model_id: str) -> None:
+    """check() for every library a search reads (None: every library)."""
+    libraries = Library.objects.exclude(embedding_model="").exclude(embedding_model=model_id)
+    if library_ids is not None:
+        libraries = libraries.filter(pk__in=list(library_ids))
+    other = libraries.only("uid", "name", "embedding_model", "embedding_dimensions").first()
+    if other is not None:
+        check(other, model_id=model_id)
