@@ -56,7 +56,8 @@ def verify_bundled_weights(model_dir: Path, expected_sha256: str = BUNDLED_MODEL
 
 
 class SentenceTransformerEmbedder:
-    """Batches on torch; single queries on ONNX Runtime when the exported graph checks out (query_encoder)."""
+    """Single queries on ONNX Runtime when the exported graph checks out (query_encoder); batches on its
+    int8 form (document_encoder, EMBEDDING_DOCUMENT_BACKEND) or on torch."""
 
     def __init__(
         self,

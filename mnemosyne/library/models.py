@@ -125,7 +125,7 @@ class Chunk(models.Model):
     text_preview = models.CharField(max_length=TEXT_PREVIEW_CHARS)
     search_vector = SearchVectorField(null=True)
     # The library's model's dimension (Library.embedding_dimensions); one partial HNSW index per
-    # dimension in use, on embedding::vector(N) (migration 0011, vector_indexes.py).
+    # dimension in use, on embedding::vector(N) (migration 0011, vector_models.py).
     embedding = VectorField(null=True)
     section_path = models.CharField(max_length=1000, blank=True, default="")
     page = models.PositiveIntegerField(null=True, blank=True)

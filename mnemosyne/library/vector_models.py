@@ -72,12 +72,16 @@ def check(library: Library, *, model_id: str) -> None:
 def hold(library_id: int, *, model_id: str) -> None:
     """In a write's transaction: the library takes `model_id`'s vectors, and keeps taking them until
     the transaction ends (a re-embedding's switch waits for it: FOR SHARE against its FOR UPDATE)."""
-    library = Library.objects.raw(
-        "SELECT id, uid, name, embedding_model, embedding_dimensions FROM library_library "
-        "WHERE id = %s FOR SHARE",
-        [library_id],
-    )[0]
-    check(library, model_id=model_id)
+    rows = list(
+        Library.objects.raw(
+            "SELECT id, uid, name, embedding_model, embedding_dimensions FROM library_library "
+            "WHERE id = %s FOR SHARE",
+            [library_id],
+        )
+    )
+    if not rows:
+        raise InvalidArgument("the library was deleted while its documents were being ingested")
+    check(rows[0], model_id=model_id)
 
 
 def check_all(library_ids: Iterable[int] | None, *, model_id: str) -> None:

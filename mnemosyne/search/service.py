@@ -74,25 +74,18 @@ def validate(request: SearchRequest) -> ResolvedSearch:
         raise InvalidArgument(f"alpha must be between 0 and 1, got {request.alpha}")
     if request.library_type is not None:
         validate_library_type(request.library_type)
-    filters = _resolve_filters(request)
+    filters, libraries = _resolve_filters(request)
     return ResolvedSearch(
         request=request,
         query=query,
         filters=filters,
         legs=tuple(dict.fromkeys(request.search_types)),
-        libraries=_searched_libraries(request, filters),
+        libraries=libraries,
     )
 
 
-def _searched_libraries(request: SearchRequest, filters: legs.Filters) -> list[int] | None:
-    if filters.library_id is not None:
-        return [filters.library_id]
-    if request.collection_uid:
-        return [selectors.get_collection(request.collection_uid).library_id]
-    return filters.library_ids
-
-
-def _resolve_filters(request: SearchRequest) -> legs.Filters:
+def _resolve_filters(request: SearchRequest) -> tuple[legs.Filters, list[int] | None]:
+    """The filters as ids, and the libraries the search reads (None: every library)."""
     # Unknown uids are an error naming them, not an empty result; the caller's library boundary
     # (an MCP token's libraries) narrows every leg, which may run in threads that do not see it.
     library_ids = (
@@ -105,7 +98,7 @@ def _resolve_filters(request: SearchRequest) -> legs.Filters:
     collection = selectors.get_collection(request.collection_uid) if request.collection_uid else None
     scoped = library or (collection.library if collection else None)
     languages = {scoped.language} if scoped else selectors.library_languages(library_ids)
-    return legs.Filters(
+    filters = legs.Filters(
         library_id=library.pk if library else None,
         library_ids=library_ids,
         collection_id=collection.pk if collection else None,
@@ -113,6 +106,7 @@ def _resolve_filters(request: SearchRequest) -> legs.Filters:
         confined=visible is not None,
         text_configs=tuple(sorted({text_search_config(language) for language in languages})) or ("english",),
     )
+    return filters, ([scoped.pk] if scoped else library_ids)
 
 
 def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | None) -> list[Fused[int]]:
