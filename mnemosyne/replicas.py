@@ -4,7 +4,8 @@ Each replica is a Django database alias, `replica_0`, `replica_1`, …. A search
 reading of its hits go to one replica, taken in turn, that is up and no further behind the primary
 than DATABASE_REPLICA_MAX_LAG_SECONDS; everything else (writes, tokens, filters, the concept graph)
 stays on the primary. A replica's lag is read from the replica itself at most once a second per
-process; one that is not streaming from the primary counts as lagging (it may be any age). A
+process; one that is not streaming from the primary counts as lagging (it may be any age), and so
+does one with WAL waiting to be replayed that has replayed no transaction since it started. A
 replica that fails a search is left alone for DATABASE_REPLICA_RETRY_SECONDS and the search is
 answered from the primary.
 """
@@ -31,7 +32,9 @@ _LAG_SQL = """
         WHEN NOT pg_is_in_recovery() THEN 0
         WHEN NOT EXISTS (SELECT FROM pg_stat_wal_receiver WHERE status = 'streaming') THEN NULL
         WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
-        ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)
+        -- WAL waits to be replayed: behind by the time since the last transaction it replayed
+        -- (none since it started: unknown, so not used).
+        ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())
     END
 """
 

@@ -1,7 +1,6 @@
 """Collection tools: get_collection_config (how a collection is indexed) and list_topics (its headings)."""
 
 from django.conf import settings
-from pgvector.django import HnswIndex
 from pydantic import BaseModel, Field
 
 from mcp_server.cursors import Page
@@ -10,8 +9,8 @@ from mcp_server.tools.schemas import NEXT_CURSOR, CursorArgument, LibraryRef
 from mcp_server.tools.spec import Arguments, ToolSpec
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion.pipeline import ingest_config_signature
-from mnemosyne.library import selectors
-from mnemosyne.library.models import Chunk
+from mnemosyne.library import selectors, vector_models
+from mnemosyne.library.models import Library
 from mnemosyne.search.types import DEFAULT_LIMIT, SEARCH_TYPES
 
 
@@ -78,13 +77,11 @@ class CollectionConfigList(BaseModel):
 
 
 def _vector_index() -> VectorIndex:
-    index = next(i for i in Chunk._meta.indexes if isinstance(i, HnswIndex))
     return VectorIndex(
         kind="hnsw",
         distance="cosine",
-        # pgvector's own defaults when the index does not set them.
-        m=index.m or 16,
-        ef_construction=index.ef_construction or 64,
+        m=vector_models.HNSW_M,
+        ef_construction=vector_models.HNSW_EF_CONSTRUCTION,
         ef_search=settings.SEARCH_HNSW_EF_SEARCH,
     )
 
@@ -100,8 +97,17 @@ def get_collection_config(caller: Principal, args: GetCollectionConfigArguments)
     overviews = selectors.collection_overviews(
         collection_uid=args.collection_uid, ingest_config=ingest_config_signature(embedder)
     )
-    # Settings are process-wide today, so every collection shares them; the counts are its own.
-    embedding = EmbeddingConfig(model=embedder.model_id, dimensions=embedder.dim, index=_vector_index())
+    # Settings are process-wide today, so every collection shares them but for the model its library
+    # was embedded with (none yet: this server's); the counts are its own.
+    index = _vector_index()
+
+    def embedding(library: Library) -> EmbeddingConfig:
+        if library.embedding_model and library.embedding_dimensions:
+            return EmbeddingConfig(
+                model=library.embedding_model, dimensions=library.embedding_dimensions, index=index
+            )
+        return EmbeddingConfig(model=embedder.model_id, dimensions=embedder.dim, index=index)
+
     chunking = ChunkingConfig(
         max_tokens=settings.CHUNK_MAX_TOKENS,
         overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
@@ -128,7 +134,7 @@ def get_collection_config(caller: Principal, args: GetCollectionConfigArguments)
                 name=o.collection.name,
                 description=o.collection.description,
                 library=LibraryRef(uid=o.collection.library.uid, name=o.collection.library.name),
-                embedding=embedding,
+                embedding=embedding(o.collection.library),
                 chunking=chunking,
                 search_defaults=defaults,
                 counts=CollectionCounts(

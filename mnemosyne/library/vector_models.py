@@ -17,6 +17,9 @@ from django.db import connection
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Library
 
+# The HNSW indexes' build parameters (migration 0011 uses the same).
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
 # Dimensions whose index this process has seen exist.
 _indexed: set[int] = set()
 
@@ -42,7 +45,8 @@ def ensure_index(dimensions: int) -> None:
         cursor.execute(
             f"CREATE INDEX IF NOT EXISTS {index_name(dimensions)} ON library_chunk "
             f"USING hnsw ((embedding::vector({dimensions})) vector_cosine_ops) "
-            f"WITH (m = 16, ef_construction = 64) WHERE vector_dims(embedding) = {dimensions}"
+            f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) "
+            f"WHERE vector_dims(embedding) = {dimensions}"
         )
     _indexed.add(dimensions)
 

@@ -157,5 +157,15 @@ def test_a_server_on_a_remote_model_ingests_and_searches_over_mcp(
         result = sse_payload(found)["result"]
         assert not result.get("isError"), json.dumps(result)[:400]
         assert result["structuredContent"]["results"][0]["item"]["title"] == "Harbour"
+        config = post(
+            base,
+            rpc(
+                "tools/call",
+                {"name": "get_collection_config", "arguments": {"collection_uid": collection.uid}},
+            ),
+        )
+        (described,) = sse_payload(config)["result"]["structuredContent"]["collections"]
+        assert described["embedding"]["dimensions"] == DIMENSIONS
+        assert described["embedding"]["model"].startswith("hash-64 at http://127.0.0.1:")
     library = Library.objects.get(pk=collection.library_id)
     assert library.embedding_dimensions == DIMENSIONS and library.embedding_model.startswith("hash-64 at ")
