@@ -127,6 +127,7 @@ def settings_snapshot() -> dict[str, str]:
         "EMBEDDING_MODEL",
         "EMBEDDING_BATCH_SIZE",
         "EMBEDDING_QUERY_BACKEND",
+        "EMBEDDING_DOCUMENT_BACKEND",
         "EMBEDDING_QUERY_THREADS",
         "EMBEDDING_QUERY_CACHE_SIZE",
         "CHUNK_MAX_TOKENS",
@@ -148,6 +149,7 @@ def settings_snapshot() -> dict[str, str]:
 
     # What actually embeds queries: "onnx" falls back to torch when the export does not check out.
     snapshot["query embedding backend in use"] = str(getattr(get_embedder(), "query_backend", "torch"))
+    snapshot["document embedding backend in use"] = str(getattr(get_embedder(), "document_backend", "torch"))
     snapshot["rerank"] = "on" if settings.RERANK_URL or settings.RERANK_MODEL_PATH else "off"
     return snapshot
 

@@ -79,6 +79,10 @@ class Command(BaseCommand):
         if options["workers"] > 1:
             self._share_metrics()
             os.environ["MNEMOSYNE_WORKER_PROCESSES"] = str(options["workers"])  # the workers inherit it
+            # Workers stopped by Ctrl-C leave the semaphores of their locks (tqdm's, torch's) to
+            # multiprocessing's resource tracker, which removes them and warns that it did.
+            quiet = "ignore:resource_tracker:UserWarning"
+            os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS"), quiet]))
             self.stdout.write(
                 f"{options['workers']} worker processes (legacy SSE at /mcp/sse/ needs --workers 1)."
             )
