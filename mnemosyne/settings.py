@@ -173,8 +173,8 @@ if NEO4J_URI and NEO4J_URI.split("://", 1)[0].lower() not in _NEO4J_SCHEMES:
     raise ImproperlyConfigured(
         f"NEO4J_URI must start with one of {', '.join(s + '://' for s in _NEO4J_SCHEMES)}"
     )
-# "all-MiniLM-L6-v2" is the bundled model (checksum verified at load); anything else
-# is a path to a local sentence-transformers model directory.
+# "all-MiniLM-L6-v2" is the bundled model (checksum verified at load); anything else is a path to a
+# local sentence-transformers model directory, or with EMBEDDING_URL the remote model's name.
 EMBEDDING_MODEL = envstr("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
 # An OpenAI-compatible embeddings endpoint (OpenAI, TEI, vLLM, …: POST {URL}/embeddings) instead of
 # the local model; EMBEDDING_MODEL then names the remote model (mnemosyne/embedding/remote.py).
