@@ -29,6 +29,7 @@ from mcp_server.principal import Principal
 from mcp_server.tools import catalog
 from mcp_server.tools.spec import ArgumentError, ToolSpec
 from mnemosyne import outages
+from mnemosyne.embedding import EmbeddingError
 from mnemosyne.graph import GraphError
 from mnemosyne.library.errors import LibraryError
 from mnemosyne.library.selectors import library_boundary
@@ -160,6 +161,9 @@ def _run(spec: ToolSpec, call: ToolCall, started: float) -> ToolAnswer:
         return _failed(spec, outages.message(Dependency.CHUNK_STORE), started)
     except GraphError:
         return _failed(spec, outages.message(Dependency.GRAPH), started)
+    except EmbeddingError as exc:  # a remote embeddings endpoint failed; the message names it, not its key
+        logger.warning("tool %s: %s", spec.name, exc)
+        return _failed(spec, clip(str(exc), 1000), started)
     except DatabaseError as exc:
         if outages.is_database_outage(exc):
             return _failed(spec, outages.failed(Dependency.DATABASE, exc), started)

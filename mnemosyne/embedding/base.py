@@ -18,8 +18,10 @@ class EmbeddingError(Exception):
 
 class Embedder(Protocol):
     model_id: str
-    dim: int
     max_tokens: int
+
+    @property
+    def dim(self) -> int: ...
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]: ...
 

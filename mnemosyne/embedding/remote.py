@@ -11,7 +11,8 @@ remote model's own tokenizer is not available here, and word pieces are a close,
 measure for the models these servers run. EMBEDDING_MAX_TOKENS is the remote model's window.
 
 Every failure is an EmbeddingError whose message names the endpoint (never its key) and says
-what went wrong; a search reports its vector leg as not run, an ingest fails the item with it.
+what went wrong; a search reports its vector leg as not run (the full-text leg still answers), an
+ingest fails its items with it, another tool call answers it as the tool's error.
 """
 
 from __future__ import annotations
@@ -79,8 +80,18 @@ class RemoteEmbedder:
         self.max_tokens = max_tokens
         self.query_backend = "remote"
         self.document_backend = "remote"
-        # The model's dimension, from its answer (an endpoint that is down fails the start loudly).
-        self.dim = len(self._request([PROBE])[0])
+        self._dim: int | None = None
+        self._dim_lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        """The model's dimension, from its answer to a probe the first time it is needed (a server
+        starts while the endpoint is down; its searches go on without the vector leg)."""
+        if self._dim is None:
+            with self._dim_lock:
+                if self._dim is None:
+                    self._dim = len(self._request([PROBE])[0])
+        return self._dim
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -108,11 +119,12 @@ class RemoteEmbedder:
         return [start for start, _ in encoding.offsets]
 
     def _checked(self, vectors: list[list[float]]) -> list[list[float]]:
+        dim = self.dim
         for vector in vectors:
-            if len(vector) != self.dim:
+            if len(vector) != dim:
                 raise EmbeddingError(
                     f"the embeddings endpoint {self._shown} answered a {len(vector)}-dimensional vector; "
-                    f"model {self._model} gave {self.dim} at start"
+                    f"model {self._model} gave {dim} before"
                 )
         return vectors
 

@@ -9,6 +9,7 @@ configured, and MMR applied when diversity is asked for.
 from __future__ import annotations
 
 import contextvars
+import logging
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +20,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, close_old_connections
 
 from mnemosyne import replicas
-from mnemosyne.embedding import Embedder, get_embedder
+from mnemosyne.embedding import Embedder, EmbeddingError, get_embedder
 from mnemosyne.graph import GraphError
 from mnemosyne.ingestion.normalising import normalise_query
 from mnemosyne.library import selectors, vector_models
@@ -42,6 +43,8 @@ from mnemosyne.search.types import (
     SearchResponse,
 )
 from mnemosyne.tracing import tracer
+
+logger = logging.getLogger(__name__)
 
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 20_000
@@ -181,6 +184,10 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
             # The graph is an optional signal: report it and go on with the other legs (the
             # graph store's watcher logs the outage once).
             not_run[leg] = f"the concept graph is unavailable ({exc})"
+        except EmbeddingError as exc:
+            # A remote embeddings endpoint failed: the other legs still answer.
+            logger.warning("the vector leg did not run: %s", exc)
+            not_run[leg] = f"the query could not be embedded: {exc}"
 
     fused = fuse(found_by_leg, alpha=request.alpha)
     scores = {leg: dict(found) for leg, found in found_by_leg.items()}

@@ -85,11 +85,16 @@ def test_a_failing_endpoint_is_an_embedding_error_that_hides_the_key(
     assert fake.base.removesuffix("/v1") in str(raised.value)
 
 
-def test_an_endpoint_that_is_down_fails_the_start_with_its_address() -> None:
+def test_an_endpoint_that_is_down_is_named_when_first_needed() -> None:
     with embeddings_server() as gone:
         base = gone.base
+    embedder = RemoteEmbedder(base, model="hash-64", tokenizer_file=bundled_model_dir() / "tokenizer.json")
+    with pytest.raises(
+        EmbeddingError, match=r"embeddings endpoint http://127\.0\.0\.1:\d+/v1/embeddings could not be"
+    ):
+        _ = embedder.dim
     with pytest.raises(EmbeddingError, match="could not be reached"):
-        RemoteEmbedder(base, model="hash-64", tokenizer_file=bundled_model_dir() / "tokenizer.json")
+        embedder.embed_query("tides")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -169,3 +174,29 @@ def test_a_server_on_a_remote_model_ingests_and_searches_over_mcp(
         assert described["embedding"]["model"].startswith("hash-64 at http://127.0.0.1:")
     library = Library.objects.get(pk=collection.library_id)
     assert library.embedding_dimensions == DIMENSIONS and library.embedding_model.startswith("hash-64 at ")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_the_endpoint_down_a_server_starts_and_searches_by_full_text(
+    embedder: Embedder, shared_data_dir: Path, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "tides.md").write_text("# Tides\n\nThe spring tide floods the lower quay twice a month.\n")
+    with embeddings_server() as fake:
+        model = remote(fake)
+        library = ensure_library(name="Endpoint gone")
+        ingest_paths(
+            [docs], collection=ensure_collection(library=library, name="d"), report=print, embedder=model
+        )
+        base_url = fake.base
+    env = {"MCP_REQUIRE_AUTH": "false", "EMBEDDING_URL": base_url, "EMBEDDING_MODEL": "hash-64"}
+    with uvicorn_server(shared_data_dir, env=env, log_name="embeddings-down") as base:
+        call = {"name": "search", "arguments": {"query": "spring tide quay", "library_uid": library.uid}}
+        result = sse_payload(post(base, rpc("tools/call", call)))["result"]
+        assert not result.get("isError"), result
+        content = result["structuredContent"]
+        assert content["results"][0]["item"]["title"] == "Tides"
+        assert content["legs_run"] == ["fulltext"]
+        assert "could not be reached" in content["legs_not_run"]["vector"]
+        assert KEY not in json.dumps(result)
