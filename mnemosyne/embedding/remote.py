@@ -28,16 +28,12 @@ import httpx
 from django.core.exceptions import ImproperlyConfigured
 
 from mnemosyne.embedding.base import EmbeddingError
+from mnemosyne.endpoints import check_http_url, display_url
 from mnemosyne.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS
 
 # How much of an error body to quote in a message.
 ERROR_BODY_CHARS = 200
 PROBE = "dimension probe"
-
-
-def display_url(url: str) -> str:
-    """The URL without credentials or query string, which may carry secrets."""
-    return str(httpx.URL(url).copy_with(username=None, password=None, query=None, fragment=None))
 
 
 class RemoteEmbedder:
@@ -56,14 +52,7 @@ class RemoteEmbedder:
     ) -> None:
         from tokenizers import Tokenizer
 
-        try:
-            scheme = httpx.URL(url).scheme
-        except httpx.InvalidURL as exc:
-            raise ImproperlyConfigured(f"EMBEDDING_URL is not a valid URL: {exc}") from exc
-        if scheme not in ("http", "https"):
-            raise ImproperlyConfigured(
-                f"EMBEDDING_URL must be an http:// or https:// URL, got {display_url(url)}"
-            )
+        check_http_url(url, "EMBEDDING_URL")
         if not model:
             raise ImproperlyConfigured("EMBEDDING_MODEL must name the remote model when EMBEDDING_URL is set")
         self._endpoint = url.rstrip("/") + "/embeddings"

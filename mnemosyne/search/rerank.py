@@ -20,6 +20,8 @@ import httpx
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from mnemosyne.endpoints import check_http_url, display_url
+
 PROTOCOLS = ("tei", "cohere")
 # TEI's default --max-client-batch-size; a larger request is refused with HTTP 413.
 TEI_BATCH_SIZE = 32
@@ -37,11 +39,6 @@ class Reranker(Protocol):
     def score(self, query: str, documents: Sequence[str]) -> list[float]: ...
 
 
-def display_url(url: str) -> str:
-    """The URL without credentials or query string, which may carry secrets."""
-    return str(httpx.URL(url).copy_with(username=None, password=None, query=None, fragment=None))
-
-
 class HttpReranker:
     def __init__(
         self, url: str, *, protocol: str, api_key: str = "", model: str = "", timeout: float = 5.0
@@ -50,14 +47,7 @@ class HttpReranker:
             raise ImproperlyConfigured(
                 f"RERANK_PROTOCOL must be one of {', '.join(PROTOCOLS)}, got {protocol!r}"
             )
-        try:
-            scheme = httpx.URL(url).scheme
-        except httpx.InvalidURL as exc:
-            raise ImproperlyConfigured(f"RERANK_URL is not a valid URL: {exc}") from exc
-        if scheme not in ("http", "https"):
-            raise ImproperlyConfigured(
-                f"RERANK_URL must be an http:// or https:// URL, got {display_url(url)}"
-            )
+        check_http_url(url, "RERANK_URL")
         self.url = url
         self.protocol = protocol
         self.model = model
