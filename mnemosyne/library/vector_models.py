@@ -10,8 +10,9 @@ made the one for 384).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+import numpy as np
 from django.db import connection
 
 from mnemosyne.library.errors import InvalidArgument
@@ -26,6 +27,11 @@ _indexed: set[int] = set()
 
 class ModelMismatch(InvalidArgument):
     """The library holds another model's vectors."""
+
+
+def vector_text(vector: Sequence[float]) -> str:
+    """pgvector's text form of a vector, '[x,y,…]' (float32 values, as the column stores them)."""
+    return "[" + ",".join(map(str, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
 def index_name(dimensions: int) -> str:

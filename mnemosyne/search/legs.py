@@ -18,6 +18,7 @@ from django.db.models import Q
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph import get_graph_store
 from mnemosyne.graph.concepts import query_concepts
+from mnemosyne.library import vector_models
 from mnemosyne.library.models import Chunk, ChunkKind
 from mnemosyne.search.hits import HitChunk, HitItem, Named
 
@@ -94,17 +95,12 @@ def vector_leg(
     """
     with connections[database].cursor() as cursor:
         _hnsw_session_settings(cursor, database)
-        values: dict[str, Any] = {"vector": _vector_text(vector), "limit": limit} | params
+        values: dict[str, Any] = {"vector": vector_models.vector_text(vector), "limit": limit} | params
         cursor.execute(sql, values)
         rows = cursor.fetchall()
     # relaxed_order may return neighbours slightly out of order.
     rows.sort(key=lambda row: row[1])
     return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
-
-
-def _vector_text(vector: Sequence[float]) -> str:
-    """pgvector's text form of a vector, '[x,y,…]' (float32 values, as the column stores them)."""
-    return "[" + ",".join(map(str, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
 # Database sessions (raw connections) that already carry the vector leg's settings, with the
