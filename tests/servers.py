@@ -127,26 +127,37 @@ def uvicorn_server(
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(f"uvicorn exited:\n{log.read_text()}")
-                try:
-                    if httpx.get(f"{base}/mcp/health", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"uvicorn did not become healthy:\n{log.read_text()}")
-                time.sleep(0.2)
+            wait_healthy(process, base, log)
             yield base
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+            stop(process)
+
+
+def wait_healthy(process: subprocess.Popen[bytes], base: str, log: Path, *, seconds: float = 120) -> None:
+    """Until `base` answers /mcp/health with 200; RuntimeError with the log if the process exits or
+    `seconds` pass first."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{base}/mcp/health", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the server did not become healthy:\n{log.read_text()}")
+        time.sleep(0.2)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 20 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
 
 
 @contextlib.contextmanager
@@ -168,9 +179,4 @@ def db_worker(data_dir: Path, *, log_name: str = "worker") -> Iterator[subproces
         try:
             yield process
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+            stop(process)

@@ -4,17 +4,15 @@ SSE, whose session lives in one process, is refused with a reason instead of fai
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import psutil
 import pytest
 
-from tests.servers import ROOT, child_env, free_port
+from tests.servers import ROOT, child_env, free_port, stop, wait_healthy
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -35,16 +33,7 @@ def test_serve_runs_the_workers_it_is_asked_for_and_refuses_legacy_sse(tmp_path:
         )
         try:
             base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 180
-            while True:
-                assert process.poll() is None, log.read_text()
-                try:
-                    if httpx.get(f"{base}/mcp/health", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.5)
+            wait_healthy(process, base, log, seconds=180)
             # SERVE_WORKERS is the default: uvicorn's supervisor with two workers under it.
             workers = [
                 child
@@ -68,9 +57,4 @@ def test_serve_runs_the_workers_it_is_asked_for_and_refuses_legacy_sse(tmp_path:
             assert "--workers 1" in sse.json()["error"] and "streamable HTTP" in sse.json()["error"]
             assert "2 worker processes" in log.read_text()
         finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
