@@ -17,8 +17,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.json_server import JSONHandler, QuietServer
 
 DIMENSIONS = 64
 
@@ -40,26 +41,8 @@ class EmbeddingsServer:
     authorizations: list[str | None] = field(default_factory=list)
 
 
-class _Quiet(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass
-
-
-def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def reply(self, status: int, payload: Any) -> None:
-            raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
+def _handler(state: EmbeddingsServer) -> type[JSONHandler]:
+    class Handler(JSONHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.requests.append(body)
@@ -89,7 +72,7 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def embeddings_server() -> Iterator[EmbeddingsServer]:
     state = EmbeddingsServer()
-    httpd = _Quiet(("127.0.0.1", 0), _handler(state))
+    httpd = QuietServer(("127.0.0.1", 0), _handler(state))
     state.base = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -19,6 +19,7 @@ from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
 from tests.documents import pdf_bytes
+from tests.json_server import QuietServer
 
 Handler = Callable[[BaseHTTPRequestHandler], None]
 
@@ -26,14 +27,6 @@ PAGE = b"""<html><head><title>Harbour Tides</title></head><body><main>
 <h1>Harbour Tides</h1><p>The harbour floods twice a day when the spring tide meets the river.</p>
 <h2>Moorings</h2><p>Boats on the outer moorings must be checked before the evening tide.</p>
 </main></body></html>"""
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        # A handler released after the client gave up writes to a closed socket; that is expected.
-        pass
 
 
 class Site:
@@ -55,7 +48,7 @@ class Site:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        self.server = _QuietServer(("127.0.0.1", 0), RequestHandler)
+        self.server = QuietServer(("127.0.0.1", 0), RequestHandler)
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def url(self, path: str) -> str:

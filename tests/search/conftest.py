@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.search.rerank_server import QuietServer, RerankServer, make_handler
+from tests.json_server import QuietServer
+from tests.search.rerank_server import RerankServer, make_handler
 
 
 @pytest.fixture

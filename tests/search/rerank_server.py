@@ -6,8 +6,9 @@ import json
 import random
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.json_server import JSONHandler
 
 
 def overlap(query: str, document: str) -> float:
@@ -30,26 +31,8 @@ class RerankServer:
     release: threading.Event = field(default_factory=threading.Event)
 
 
-class QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that gave up on a stalled request is expected here
-
-
-def make_handler(state: RerankServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def reply(self, status: int, payload: Any) -> None:
-            raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
+def make_handler(state: RerankServer) -> type[JSONHandler]:
+    class Handler(JSONHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.requests.append(Recorded(self.path, dict(self.headers), body))
