@@ -43,6 +43,19 @@ def remote(server: EmbeddingsServer, model: str = "hash-64", **options: Any) -> 
     )
 
 
+def ingested(model: Embedder, docs: Path, library_name: str, **more: str) -> Library:
+    """A new library with a collection "d" of tides.md (and `more`: name → text), ingested by `model`."""
+    docs.mkdir()
+    texts = {"tides": "The spring tide floods the lower quay twice a month.", **more}
+    for name, text in texts.items():
+        (docs / f"{name}.md").write_text(f"# {name.title()}\n\n{text}\n")
+    library = ensure_library(name=library_name)
+    ingest_paths(
+        [docs], collection=ensure_collection(library=library, name="d"), report=print, embedder=model
+    )
+    return library
+
+
 def test_vectors_come_back_in_input_order_normalised_with_the_models_dimension(
     fake: EmbeddingsServer,
 ) -> None:
@@ -101,15 +114,9 @@ def test_an_endpoint_that_is_down_is_named_when_first_needed() -> None:
 def test_a_library_records_its_model_and_is_searched_with_it_only(
     fake: EmbeddingsServer, embedder: Embedder, tmp_path: Path
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "tides.md").write_text("# Tides\n\nThe spring tide floods the lower quay twice a month.\n")
-    (docs / "glaciers.md").write_text("# Glaciers\n\nIce carves the valley over thousands of years.\n")
     model = remote(fake)
-    library = ensure_library(name="Remote model")
-    ingest_paths(
-        [docs], collection=ensure_collection(library=library, name="d"), report=print, embedder=model
-    )
+    docs = tmp_path / "docs"
+    library = ingested(model, docs, "Remote model", glaciers="Ice carves the valley over thousands of years.")
     library.refresh_from_db()
     assert (library.embedding_model, library.embedding_dimensions) == (model.model_id, DIMENSIONS)
     assert KEY not in library.embedding_model
@@ -180,15 +187,8 @@ def test_a_server_on_a_remote_model_ingests_and_searches_over_mcp(
 def test_with_the_endpoint_down_a_server_starts_and_searches_by_full_text(
     embedder: Embedder, shared_data_dir: Path, tmp_path: Path
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "tides.md").write_text("# Tides\n\nThe spring tide floods the lower quay twice a month.\n")
     with embeddings_server() as fake:
-        model = remote(fake)
-        library = ensure_library(name="Endpoint gone")
-        ingest_paths(
-            [docs], collection=ensure_collection(library=library, name="d"), report=print, embedder=model
-        )
+        library = ingested(remote(fake), tmp_path / "docs", "Endpoint gone")
         base_url = fake.base
     env = {"MCP_REQUIRE_AUTH": "false", "EMBEDDING_URL": base_url, "EMBEDDING_MODEL": "hash-64"}
     with uvicorn_server(shared_data_dir, env=env, log_name="embeddings-down") as base:
