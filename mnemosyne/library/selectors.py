@@ -76,15 +76,20 @@ def library_ids_of_type(library_type: str) -> list[int]:
     return list(Library.objects.filter(library_type=library_type).values_list("id", flat=True))
 
 
-def library_languages(library_ids: list[int] | None) -> set[str]:
-    """The languages of these libraries (None: of every library). Every search without a library
-    filter asks: one plain statement, not an ORM query to build (a millisecond of CPU per search)."""
+def library_traits(library_ids: list[int] | None) -> tuple[set[str], set[str]]:
+    """The languages of these libraries (None: of every library) and the embedding models their
+    vectors come from ("" for none yet). Every search without a library filter asks: one plain
+    statement, not an ORM query to build (a millisecond of CPU per search)."""
     with connection.cursor() as cursor:
         if library_ids is None:
-            cursor.execute("SELECT DISTINCT language FROM library_library")
+            cursor.execute("SELECT DISTINCT language, embedding_model FROM library_library")
         else:
-            cursor.execute("SELECT DISTINCT language FROM library_library WHERE id = ANY(%s)", [library_ids])
-        return {row[0] for row in cursor.fetchall()}
+            cursor.execute(
+                "SELECT DISTINCT language, embedding_model FROM library_library WHERE id = ANY(%s)",
+                [library_ids],
+            )
+        rows = cursor.fetchall()
+    return {language for language, _ in rows}, {model for _, model in rows}
 
 
 def libraries() -> QuerySet[Library]:

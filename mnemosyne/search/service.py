@@ -77,18 +77,20 @@ def validate(request: SearchRequest) -> ResolvedSearch:
         raise InvalidArgument(f"alpha must be between 0 and 1, got {request.alpha}")
     if request.library_type is not None:
         validate_library_type(request.library_type)
-    filters, libraries = _resolve_filters(request)
+    filters, libraries, models = _resolve_filters(request)
     return ResolvedSearch(
         request=request,
         query=query,
         filters=filters,
         legs=tuple(dict.fromkeys(request.search_types)),
         libraries=libraries,
+        models=frozenset(models - {""}),
     )
 
 
-def _resolve_filters(request: SearchRequest) -> tuple[legs.Filters, list[int] | None]:
-    """The filters as ids, and the libraries the search reads (None: every library)."""
+def _resolve_filters(request: SearchRequest) -> tuple[legs.Filters, list[int] | None, set[str]]:
+    """The filters as ids, the libraries the search reads (None: every library), and the embedding
+    models of their vectors."""
     # Unknown uids are an error naming them, not an empty result; the caller's library boundary
     # (an MCP token's libraries) narrows every leg, which may run in threads that do not see it.
     library_ids = (
@@ -100,7 +102,10 @@ def _resolve_filters(request: SearchRequest) -> tuple[legs.Filters, list[int] | 
     library = selectors.get_library(request.library_uid) if request.library_uid else None
     collection = selectors.get_collection(request.collection_uid) if request.collection_uid else None
     scoped = library or (collection.library if collection else None)
-    languages = {scoped.language} if scoped else selectors.library_languages(library_ids)
+    if scoped:
+        languages, models = {scoped.language}, {scoped.embedding_model}
+    else:
+        languages, models = selectors.library_traits(library_ids)
     filters = legs.Filters(
         library_id=library.pk if library else None,
         library_ids=library_ids,
@@ -109,7 +114,7 @@ def _resolve_filters(request: SearchRequest) -> tuple[legs.Filters, list[int] | 
         confined=visible is not None,
         text_configs=tuple(sorted({text_search_config(language) for language in languages})) or ("english",),
     )
-    return filters, ([scoped.pk] if scoped else library_ids)
+    return filters, ([scoped.pk] if scoped else library_ids), models
 
 
 def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | None) -> list[Fused[int]]:
@@ -137,8 +142,9 @@ def search(request: SearchRequest, *, embedder: Embedder | None = None) -> Searc
 def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse:
     resolved = validate(request)
     embedder = embedder or get_embedder()
-    if "vector" in resolved.legs:
-        # A library of another model's vectors cannot be searched with this model's query vector.
+    if "vector" in resolved.legs and resolved.models - {embedder.model_id}:
+        # A library of another model's vectors cannot be searched with this model's query vector:
+        # refused, naming the library.
         vector_models.check_all(resolved.libraries, model_id=embedder.model_id)
     leg_query = legs.LegQuery(
         text=resolved.query,

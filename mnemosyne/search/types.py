@@ -49,8 +49,10 @@ class ResolvedSearch:
     query: str
     filters: Filters
     legs: tuple[str, ...]
-    # The libraries the search reads (None: every library): their model must embed the query.
+    # The libraries the search reads (None: every library), and the models their vectors come from:
+    # the query must be embedded by those.
     libraries: list[int] | None = None
+    models: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

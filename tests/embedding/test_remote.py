@@ -133,6 +133,8 @@ def test_a_library_records_its_model_and_is_searched_with_it_only(
     # The bundled model cannot search it by vector, nor write into it: both say why.
     with pytest.raises(ModelMismatch, match="holds vectors of the model 'hash-64 at http"):
         search(SearchRequest(query="spring tide", library_uid=library.uid), embedder=embedder)
+    with pytest.raises(ModelMismatch, match="library 'Remote model' holds vectors"):
+        search(SearchRequest(query="spring tide"), embedder=embedder)  # every library, this one among them
     with pytest.raises(ModelMismatch, match=r"manage\.py reembed"):
         ingest_paths([docs], collection=library.collections.get(), report=print, embedder=embedder)
     keyword = SearchRequest(query="spring tide", library_uid=library.uid, search_types=["fulltext"])
