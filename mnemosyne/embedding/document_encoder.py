@@ -93,13 +93,12 @@ class OnnxDocumentEncoder:
         batches = [
             order[start : start + self._batch_size] for start in range(0, len(order), self._batch_size)
         ]
-        result = np.zeros((len(texts), 0), dtype=np.float32)
-        for batch, vectors in zip(
-            batches, self._pool.map(lambda batch: self._run([texts[i] for i in batch]), batches), strict=True
-        ):
-            if result.shape[1] == 0:
-                result = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
-            result[batch] = vectors
+        # The batches' vectors in sorted order, put back in the texts' order.
+        vectors = np.concatenate(
+            list(self._pool.map(lambda batch: self._run([texts[i] for i in batch]), batches))
+        )
+        result = np.empty_like(vectors)
+        result[order] = vectors
         return result
 
     def _run(self, texts: list[str]) -> np.ndarray:
