@@ -1,6 +1,7 @@
 """python -m benchmarks [--quick] [--only PART] [--data-dir DIR] [--scifact DIR] [--write-docs]
 
-Measures ingest throughput against raw embedding, search latency at 10k and 100k chunks, MMR
+Measures ingest throughput against raw embedding, search latency at 10k and 100k chunks (and at a
+million, bulk loaded, with HNSW recall and index sizes), load from 50 clients, MMR
 diversity, real PDF manuals (chunks, questions, ingest stages) and OCR on scans of them, on a
 data directory of its own (an embedded PostgreSQL and chunk store apart from development data),
 prints a Markdown report, and after a full run writes it into docs/benchmarks.md.
@@ -35,9 +36,10 @@ class Plan:
     load_seconds: float
     outage_seconds: float
     sync_files: int
+    million: bool
 
 
-PARTS = ("ingest", "search", "diversity", "documents", "ocr", "load", "sync", "formats")
+PARTS = ("ingest", "search", "diversity", "documents", "ocr", "load", "million", "sync", "formats")
 FULL = Plan(
     documents_1x=300,
     documents_10x=3000,
@@ -47,6 +49,7 @@ FULL = Plan(
     load_seconds=60,
     outage_seconds=30,
     sync_files=2000,
+    million=True,
 )
 QUICK = Plan(
     documents_1x=50,
@@ -57,6 +60,7 @@ QUICK = Plan(
     load_seconds=10,
     outage_seconds=10,
     sync_files=200,
+    million=False,
 )
 
 
@@ -210,6 +214,18 @@ def main(argv: list[str] | None = None) -> int:
                 chunks=plan.search_sizes[-1],
                 seconds=plan.load_seconds,
                 outage_seconds=plan.outage_seconds,
+                log=log,
+            )
+        if "million" in parts and (plan.million or args.only == "million"):
+            from benchmarks import million
+
+            # After the load benchmark: it runs at 100k chunks, and this grows the same index.
+            result.million = million.run(
+                queries=corpus.train_queries(scifact),
+                measured=plan.queries,
+                warmup=plan.warmup,
+                corpus_10x=corpus_10x,
+                embedder=embedder,
                 log=log,
             )
     if "formats" in parts:

@@ -12,7 +12,15 @@ import pytest
 
 from benchmarks import corpus, report
 from benchmarks.machine import cpu_model, memory_total_gib
-from benchmarks.results import BenchResult, BuildTimes, IngestResult, IngestRun, SearchSize, percentile
+from benchmarks.results import (
+    BenchResult,
+    BuildTimes,
+    IngestResult,
+    IngestRun,
+    MillionResult,
+    SearchSize,
+    percentile,
+)
 
 
 def test_batches_group_whole_documents_until_the_pipeline_would_flush() -> None:
@@ -132,6 +140,38 @@ def test_the_report_states_ratios_and_verdicts_against_the_targets() -> None:
         "| MCP + HTTP overhead, streamed answer: (MCP p50 − service p50) / service p50 | 28.9 % |" in markdown
     )
     assert "| CPU | Example |" in markdown
+
+
+def test_the_million_report_gives_targets_recall_build_phases_and_sizes() -> None:
+    (size,) = sample_result().search
+    build = BuildTimes(
+        real_chunks=7000,
+        copied_chunks=993_000,
+        rows_seconds=60.0,
+        index_seconds={"chunk_embedding_hnsw_384": 900.0},
+    )
+    size = SearchSize(
+        chunks=1_000_000, queries=2, build=build, latencies={**size.latencies, "mcp": [30.0, 90.0]}
+    )
+    million = MillionResult(
+        size=size,
+        recall_k=20,
+        recalls=[1.0, 0.9],
+        relation_bytes={"library_chunk": 3 * 2**30, "chunk_embedding_hnsw_384": 2**31},
+        database_bytes=20 * 2**30,
+        shared_buffers="6GB",
+        index_build_memory="6GB",
+    )
+    result = BenchResult(mode="full", started="s", finished="f", million=million)
+    markdown = report.render(result)
+    assert million.recall == pytest.approx(0.95)
+    assert "MCP p50 60.0 ms (≤ 40: **missed**), p95 87.0 ms (≤ 80: **missed**)" in markdown
+    assert "recall@20 against an exact scan 0.950 over 2 queries (≥ 0.95: met, lowest query 0.90)" in markdown
+    assert "full-text leg (BM25) p50 25.0 ms, p95 29.5 ms" in markdown
+    assert "indexes built after loading 900.0 s (maintenance_work_mem 6GB)" in markdown
+    # Largest first; an index says how long its build took.
+    assert "| library_chunk | 3,072 MiB | — |\n| chunk_embedding_hnsw_384 | 2,048 MiB | 900.0 s |" in markdown
+    assert "| whole database | 20,480 MiB | — |" in markdown
 
 
 def test_the_load_report_gives_rates_percentiles_the_cpu_ceiling_and_the_outage() -> None:

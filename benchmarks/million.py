@@ -1,0 +1,84 @@
+"""A million chunks: the index grown by bulk load (rows by COPY, indexes built after), then single-
+client latencies per stage (as the search benchmark measures them), the HNSW leg's recall against
+an exact scan, and the sizes of the tables and indexes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from benchmarks import database, ingest, scale, search
+from benchmarks.results import BuildTimes, MillionResult
+from mnemosyne.embedding import Embedder
+from mnemosyne.library.models import Chunk, Collection
+from mnemosyne.search import legs
+
+CHUNKS = 1_000_000
+RECALL_K = 20
+RECALL_QUERIES = 100
+# The tables whose sizes are reported (each with its indexes).
+SIZED_TABLES = (
+    "library_chunk",
+    "library_posting",
+    "library_term",
+    "graph_mention",
+    "graph_edge",
+    "graph_concept",
+)
+
+Log = Callable[[str], None]
+
+
+def run(
+    *, queries: list[str], measured: int, warmup: int, corpus_10x: Path, embedder: Embedder, log: Log
+) -> MillionResult:
+    if not Collection.objects.filter(
+        library__name=ingest.SEARCH_LIBRARY, name=ingest.REAL_COLLECTION
+    ).exists():
+        ingest.ingest_search_corpus(corpus_10x, log)
+    real = Collection.objects.get(library__name=ingest.SEARCH_LIBRARY, name=ingest.REAL_COLLECTION)
+    log(f"growing the index to {CHUNKS:,} chunks (rows by COPY, indexes built after)")
+    build = scale.grow_to(CHUNKS, real=real, seed=CHUNKS, log=log, bulk=True) or BuildTimes(
+        real_chunks=Chunk.objects.filter(collection=real).count(), copied_chunks=0
+    )
+    chunks = Chunk.objects.count()
+    ordered = queries[measured : measured + warmup] + queries[:measured]
+    log(f"{chunks:,} chunks: timing {measured} queries single-client, every stage")
+    with search.mcp_server(settings.MNEMOSYNE_DATA_DIR / "uvicorn-million.log") as base:
+        mcp = search.MCPSearch(base)
+        try:
+            size = search.measure(
+                ordered, warmup=warmup, chunks=chunks, build=build, embedder=embedder, mcp=mcp, log=log
+            )
+        finally:
+            mcp.close()
+    log(
+        f"{chunks:,} chunks: MCP p50 {size.p50('mcp'):.1f} ms, p95 {size.p95('mcp'):.1f} ms; "
+        f"BM25 leg p95 {size.p95('fulltext_leg'):.1f} ms"
+    )
+    result = MillionResult(size=size, recall_k=RECALL_K)
+    log(f"HNSW recall@{RECALL_K} against an exact scan, {RECALL_QUERIES} queries")
+    result.recalls = recalls([embedder.embed_query(query) for query in queries[:RECALL_QUERIES]], RECALL_K)
+    log(f"recall@{RECALL_K} {result.recall:.3f}")
+    result.relation_bytes = database.relation_sizes(SIZED_TABLES)
+    result.database_bytes = database.database_size()
+    result.shared_buffers = str(database.server_versions()["PostgreSQL shared_buffers"])
+    result.index_build_memory = database.INDEX_BUILD_MEMORY
+    return result
+
+
+def recalls(vectors: Sequence[Sequence[float]], k: int) -> list[float]:
+    """Per query, |HNSW top k ∩ exact top k| / k: the vector leg as search runs it, then the same
+    statement with index scans turned off (a sequential scan ranks every chunk)."""
+    shares = []
+    for vector in vectors:
+        approximate = {chunk_id for chunk_id, _ in legs.vector_leg(vector, legs.Filters(), k)}
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_indexscan = off")
+            exact = {chunk_id for chunk_id, _ in legs.vector_leg(vector, legs.Filters(), k)}
+        shares.append(len(approximate & exact) / max(len(exact), 1))
+    return shares
