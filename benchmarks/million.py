@@ -5,11 +5,14 @@ an exact scan, and the sizes of the tables and indexes.
 
 from __future__ import annotations
 
+import statistics
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.test import override_settings
 
 from benchmarks import database, ingest, scale, search
 from benchmarks.results import BuildTimes, MillionResult
@@ -20,6 +23,8 @@ from mnemosyne.search import legs
 CHUNKS = 1_000_000
 RECALL_K = 20
 RECALL_QUERIES = 100
+# hnsw.ef_search values whose recall and vector-leg latency are reported beside the setting's.
+EF_SEARCH_TRIED = (40, 100, 200, 400)
 # The tables whose sizes are reported (each with its indexes).
 SIZED_TABLES = (
     "library_chunk",
@@ -62,8 +67,17 @@ def run(
     )
     result = MillionResult(size=size, recall_k=RECALL_K)
     log(f"HNSW recall@{RECALL_K} against an exact scan, {RECALL_QUERIES} queries")
-    result.recalls = recalls([embedder.embed_query(query) for query in queries[:RECALL_QUERIES]], RECALL_K)
-    log(f"recall@{RECALL_K} {result.recall:.3f}")
+    vectors = [embedder.embed_query(query) for query in queries[:RECALL_QUERIES]]
+    exact = exact_neighbours(vectors, RECALL_K)
+    result.recalls = recalls(vectors, exact, RECALL_K)
+    log(f"recall@{RECALL_K} {result.recall:.3f} (hnsw.ef_search {settings.SEARCH_HNSW_EF_SEARCH})")
+    for ef_search in EF_SEARCH_TRIED:
+        with override_settings(SEARCH_HNSW_EF_SEARCH=ef_search):
+            started = time.perf_counter()
+            shares = recalls(vectors, exact, RECALL_K)
+            leg_ms = (time.perf_counter() - started) * 1000 / len(vectors)
+        result.ef_search[ef_search] = (statistics.fmean(shares), leg_ms)
+        log(f"  ef_search {ef_search}: recall@{RECALL_K} {statistics.fmean(shares):.3f}, {leg_ms:.1f} ms")
     result.relation_bytes = database.relation_sizes(SIZED_TABLES)
     result.database_bytes = database.database_size()
     result.shared_buffers = str(database.server_versions()["PostgreSQL shared_buffers"])
@@ -71,14 +85,21 @@ def run(
     return result
 
 
-def recalls(vectors: Sequence[Sequence[float]], k: int) -> list[float]:
-    """Per query, |HNSW top k ∩ exact top k| / k: the vector leg as search runs it, then the same
-    statement with index scans turned off (a sequential scan ranks every chunk)."""
-    shares = []
+def exact_neighbours(vectors: Sequence[Sequence[float]], k: int) -> list[set[int]]:
+    """Each vector's k nearest chunks by the vector leg's own statement with index scans turned off
+    (a sequential scan ranks every chunk)."""
+    neighbours = []
     for vector in vectors:
-        approximate = {chunk_id for chunk_id, _ in legs.vector_leg(vector, legs.Filters(), k)}
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_indexscan = off")
-            exact = {chunk_id for chunk_id, _ in legs.vector_leg(vector, legs.Filters(), k)}
-        shares.append(len(approximate & exact) / max(len(exact), 1))
+            neighbours.append({chunk_id for chunk_id, _ in legs.vector_leg(vector, legs.Filters(), k)})
+    return neighbours
+
+
+def recalls(vectors: Sequence[Sequence[float]], exact: Sequence[set[int]], k: int) -> list[float]:
+    """Per query, |HNSW top k ∩ exact top k| / k, the vector leg run as search runs it."""
+    shares = []
+    for vector, nearest in zip(vectors, exact, strict=True):
+        approximate = {chunk_id for chunk_id, _ in legs.vector_leg(vector, legs.Filters(), k)}
+        shares.append(len(approximate & nearest) / max(len(nearest), 1))
     return shares

@@ -396,6 +396,13 @@ def _million(million: MillionResult) -> list[str]:
             for stage, label in STAGE_LABELS.items()
         ),
         "",
+        f"| hnsw.ef_search | recall@{million.recall_k} | vector leg, mean ms |",
+        "|---|---|---|",
+        *(
+            f"| {ef_search} | {number(recall_at, 3)} | {number(leg_ms)} |"
+            for ef_search, (recall_at, leg_ms) in sorted(million.ef_search.items())
+        ),
+        "",
         f"Built from {build.real_chunks:,} real chunks and {build.copied_chunks:,} perturbed copies: rows by "
         f"COPY {number(build.rows_seconds)} s, tsvectors + postings {number(build.search_index_seconds)} s, "
         f"graph {number(build.graph_seconds)} s, chunk store {number(build.store_seconds)} s, indexes built "

@@ -58,7 +58,11 @@ def test_recall_compares_the_hnsw_leg_with_an_exact_scan(embedder: Embedder) -> 
     ingest_fixture_docs(embedder)
     vectors = [embedder.embed_query(query) for query in ("install the server", "tokens and scopes")]
     # A few dozen chunks: the HNSW graph finds every exact neighbour.
-    assert million.recalls(vectors, 5) == [1.0, 1.0]
+    exact = million.exact_neighbours(vectors, 5)
+    assert [len(nearest) for nearest in exact] == [5, 5]
+    assert million.recalls(vectors, exact, 5) == [1.0, 1.0]
+    # Against other "exact" neighbours the share drops: it is computed, not assumed.
+    assert million.recalls(vectors, [exact[1], exact[0]], 5) != [1.0, 1.0]
 
 
 def test_sizes_name_each_table_and_its_indexes(embedder: Embedder) -> None:
