@@ -49,8 +49,10 @@ def _quantize(source: Path, target: Path) -> None:
         partial = Path(handle.name)
     previous = logging.root.manager.disable
     try:
-        # Quiet: the quantizer logs a line per tensor it leaves in float, at INFO, on the root logger.
-        logging.disable(max(previous, logging.INFO))
+        # Quiet: the quantizer logs, on the root logger, a line per tensor it leaves in float (INFO)
+        # and advice to pre-process the graph first (WARNING) that a user can do nothing about.
+        # Its failures raise, and fall back to torch (embedder.py).
+        logging.disable(max(previous, logging.WARNING))
         quantize_dynamic(
             str(source),
             str(partial),

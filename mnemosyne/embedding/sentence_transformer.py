@@ -213,8 +213,8 @@ def load_embedder(name: str) -> SentenceTransformerEmbedder:
         model_dir = Path(name).expanduser()
         if not model_dir.is_dir():
             raise ImproperlyConfigured(
-                f"EMBEDDING_MODEL must be {BUNDLED_MODEL_NAME!r} or a local model directory; "
-                f"{name!r} is neither"
+                f"the embedding model must be {BUNDLED_MODEL_NAME!r} or a local model directory "
+                f"(EMBEDDING_MODEL, or reembed's --model); {name!r} is neither"
             )
         weights = model_dir / "model.safetensors"
         weights_sha256 = sha256_of(weights) if weights.is_file() else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
@@ -39,6 +40,8 @@ class Command(BaseCommand):
             embedder = load(options["model"])
         except (EmbeddingError, LibraryError) as exc:
             raise CommandError(str(exc)) from None
+        except ImproperlyConfigured as exc:  # not the bundled model nor a model directory
+            raise CommandError(f"--model: {exc}") from None
         if library.embedding_model == embedder.model_id:
             self.stdout.write(
                 f"{library.name!r} is already embedded with {embedder.model_id!r}; nothing to do."
