@@ -13,8 +13,9 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -25,6 +26,7 @@ from mnemosyne.embedding.memory import release_free_memory
 from mnemosyne.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS, EMBEDDING_WAIT_SECONDS
 
 logger = logging.getLogger(__name__)
+Encoder = TypeVar("Encoder")
 
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
 BUNDLED_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -111,39 +113,33 @@ class SentenceTransformerEmbedder:
     def _onnx_document_encoder(
         self, weights_sha256: str | None
     ) -> document_encoder.OnnxDocumentEncoder | None:
-        if weights_sha256 is None:
-            logger.warning("ingest embeds with torch: the model has no model.safetensors to key an export")
-            return None
-        try:
-            return document_encoder.build(
+        return _onnx_or_none(
+            "ingest embeds with torch",
+            "the int8 document encoder",
+            weights_sha256,
+            lambda sha256: document_encoder.build(
                 self._model,
                 model_id=self.model_id,
-                weights_sha256=weights_sha256,
+                weights_sha256=sha256,
                 cache_dir=settings.EMBEDDING_CACHE_DIR,
                 parallel=max(1, len(os.sched_getaffinity(0))),
                 batch_size=self._batch_size,
-            )
-        except query_encoder.QueryEncoderUnavailable as exc:
-            logger.warning("ingest embeds with torch: the int8 document encoder is unavailable (%s)", exc)
-            return None
+            ),
+        )
 
     def _onnx_query_encoder(self, weights_sha256: str | None) -> query_encoder.OnnxQueryEncoder | None:
-        if weights_sha256 is None:
-            logger.warning(
-                "queries are embedded with torch: the model has no model.safetensors to key an export"
-            )
-            return None
-        try:
-            return query_encoder.build(
+        return _onnx_or_none(
+            "queries are embedded with torch",
+            "the ONNX query encoder",
+            weights_sha256,
+            lambda sha256: query_encoder.build(
                 self._model,
                 model_id=self.model_id,
-                weights_sha256=weights_sha256,
+                weights_sha256=sha256,
                 cache_dir=settings.EMBEDDING_CACHE_DIR,
                 threads=settings.EMBEDDING_QUERY_THREADS,
-            )
-        except query_encoder.QueryEncoderUnavailable as exc:
-            logger.warning("queries are embedded with torch: the ONNX query encoder is unavailable (%s)", exc)
-            return None
+            ),
+        )
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
@@ -200,6 +196,21 @@ class SentenceTransformerEmbedder:
         # One pass over a whole text; the chunker counts any of its spans from these offsets.
         encoding = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
         return [start for start, _ in encoding["offset_mapping"]]
+
+
+def _onnx_or_none(
+    fallback: str, encoder: str, weights_sha256: str | None, build: Callable[[str], Encoder]
+) -> Encoder | None:
+    """An ONNX encoder built (`build(weights_sha256)`), or None and a warning that starts with
+    `fallback`: exports are keyed by the weights' hash, and an export that fails its checks is not used."""
+    if weights_sha256 is None:
+        logger.warning("%s: the model has no model.safetensors to key an export", fallback)
+        return None
+    try:
+        return build(weights_sha256)
+    except query_encoder.QueryEncoderUnavailable as exc:
+        logger.warning("%s: %s is unavailable (%s)", fallback, encoder, exc)
+        return None
 
 
 def load_embedder(name: str) -> SentenceTransformerEmbedder:
