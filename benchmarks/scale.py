@@ -103,7 +103,7 @@ def grow_to(target: int, *, real: Collection, seed: int, log: Log, bulk: bool = 
     text_rng, vector_rng = random.Random(seed), np.random.default_rng(seed)
     timer = _Timer()
     batch: list[tuple[SourceItem, int]] = []
-    batch_chunks = done = 0
+    batch_chunks = done = written = 0
     needed = target - present
     index_seconds: dict[str, float] = {}
     deferred = database.indexes_built_after(INDEXED_TABLES, index_seconds, log) if bulk else nullcontext()
@@ -114,8 +114,9 @@ def grow_to(target: int, *, real: Collection, seed: int, log: Log, bulk: bool = 
             if batch_chunks >= BATCH_CHUNKS:
                 _write_batch(batch, copies, store, text_rng, vector_rng, timer, bulk=bulk)
                 done += batch_chunks
+                written += 1
                 batch, batch_chunks = [], 0
-                if done % (LOG_EVERY_BATCHES * BATCH_CHUNKS) < BATCH_CHUNKS:
+                if written % LOG_EVERY_BATCHES == 0:
                     log(f"  {present + done:,} / {target:,} chunks")
         _write_batch(batch, copies, store, text_rng, vector_rng, timer, bulk=bulk)
     started = time.perf_counter()
