@@ -137,3 +137,14 @@ def database_size() -> int:
         cursor.execute("SELECT pg_database_size(current_database())")
         (size,) = cursor.fetchone() or (0,)
     return int(size)
+
+
+def prewarm(relations: Sequence[str]) -> dict[str, int]:
+    """Read each relation into shared buffers (pg_prewarm), in order; blocks read per relation."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        blocks = {}
+        for relation in relations:
+            cursor.execute("SELECT pg_prewarm(%s::regclass, 'buffer')", [relation])
+            (blocks[relation],) = cursor.fetchone() or (0,)
+    return blocks

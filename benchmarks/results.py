@@ -398,6 +398,8 @@ class MillionResult:
     recall_k: int
     # Per query: the share of the exact scan's k nearest chunks the HNSW leg returned.
     recalls: list[float] = field(default_factory=list)
+    # Per query, the cosine distance of the HNSW leg's k-th hit over the exact k-th's.
+    distance_ratios: list[float] = field(default_factory=list)
     # hnsw.ef_search tried → (mean recall, mean milliseconds of the vector leg).
     ef_search: dict[int, tuple[float, float]] = field(default_factory=dict)
     relation_bytes: dict[str, int] = field(default_factory=dict)

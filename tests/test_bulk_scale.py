@@ -60,9 +60,11 @@ def test_recall_compares_the_hnsw_leg_with_an_exact_scan(embedder: Embedder) -> 
     # A few dozen chunks: the HNSW graph finds every exact neighbour.
     exact = million.exact_neighbours(vectors, 5)
     assert [len(nearest) for nearest in exact] == [5, 5]
-    assert million.recalls(vectors, exact, 5) == [1.0, 1.0]
-    # Against other "exact" neighbours the share drops: it is computed, not assumed.
-    assert million.recalls(vectors, [exact[1], exact[0]], 5) != [1.0, 1.0]
+    assert million.recalls(vectors, exact, 5) == [(1.0, pytest.approx(1.0)), (1.0, pytest.approx(1.0))]
+    # Against other "exact" neighbours the share drops and the distances differ: computed, not assumed.
+    swapped = million.recalls(vectors, [exact[1], exact[0]], 5)
+    assert [share for share, _ in swapped] != [1.0, 1.0]
+    assert [ratio for _, ratio in swapped] != pytest.approx([1.0, 1.0])
 
 
 def test_sizes_name_each_table_and_its_indexes(embedder: Embedder) -> None:
@@ -71,3 +73,6 @@ def test_sizes_name_each_table_and_its_indexes(embedder: Embedder) -> None:
     assert sizes["library_chunk"] > 0 and sizes["library_posting"] > 0
     assert any(name.startswith("chunk_embedding_hnsw_") for name in sizes)
     assert database.database_size() > sum(sizes.values())
+    # pg_prewarm reads a relation's every block: as many as its size says it has.
+    blocks = database.prewarm(["library_chunk_pkey"])
+    assert blocks == {"library_chunk_pkey": sizes["library_chunk_pkey"] // 8192}

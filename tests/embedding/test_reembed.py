@@ -112,7 +112,7 @@ def test_reembed_refuses_what_it_cannot_do(embedder: Embedder, settings: Setting
     assert "already embedded with 'all-MiniLM-L6-v2'" in out.getvalue()
     with pytest.raises(CommandError, match="no library with the uid or name 'Nope'"):
         call_command("reembed", "--library", "Nope", "--model", "all-MiniLM-L6-v2")
-    with pytest.raises(CommandError, match="--model: .*'/not/a/model' is neither"):
+    with pytest.raises(CommandError, match=r"--model: .*'/not/a/model' is neither"):
         call_command("reembed", "--library", "Already", "--model", "/not/a/model")
     with embeddings_server() as gone:
         settings.EMBEDDING_URL = gone.base
