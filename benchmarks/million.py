@@ -52,10 +52,10 @@ def run(
         real_chunks=Chunk.objects.filter(collection=real).count(), copied_chunks=0
     )
     chunks = Chunk.objects.count()
-    # A server that has run a while has its indexes' hot pages in memory; right after the build
-    # (and on this machine, whose kernel reclaims idle page cache) they are on disk. The HNSW index
-    # goes in last: with shared_buffers a quarter of memory, it stays whole and the postings mostly.
-    prewarmed = ("posting_by_term_impact", vector_models.index_name(embedder.dim))
+    # A server that has run a while has its hot pages in memory; right after the build (and on this
+    # machine, whose kernel reclaims idle page cache) they are on disk. In this order, so that when
+    # shared_buffers cannot hold all three the HNSW index, read last, stays whole.
+    prewarmed = ("posting_by_term_impact", "library_chunk", vector_models.index_name(embedder.dim))
     log(f"reading {', '.join(prewarmed)} into shared buffers (pg_prewarm)")
     database.prewarm(prewarmed)
     ordered = queries[measured : measured + warmup] + queries[:measured]
