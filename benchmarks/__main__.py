@@ -197,7 +197,6 @@ def main(argv: list[str] | None = None) -> int:
                 measured=plan.queries,
                 warmup=plan.warmup,
                 corpus_10x=corpus_10x,
-                ingested=result.ingest is not None,
                 embedder=embedder,
                 log=log,
             )

@@ -25,6 +25,7 @@ from mnemosyne.ingestion import pipeline
 from mnemosyne.ingestion.parsing import parse_bytes
 from mnemosyne.ingestion.planning import plan_chunks
 from mnemosyne.ingestion.sources import SourceFile, discover
+from mnemosyne.library.models import Collection
 
 ROOT = Path(__file__).resolve().parent.parent
 INGEST_LIBRARY = "bench-ingest"
@@ -108,6 +109,15 @@ def ingest_search_corpus(directory: Path, log: Log) -> IngestRun:
         f"peak RSS {run.peak_rss_bytes / 2**20:.0f} MiB"
     )
     return run
+
+
+def real_collection(corpus_10x: Path, log: Log) -> Collection:
+    """The search benchmark's real chunks: the ingest part's, or the 10x corpus ingested now."""
+    found = Collection.objects.filter(library__name=SEARCH_LIBRARY, name=REAL_COLLECTION).first()
+    if found is not None:
+        return found
+    ingest_search_corpus(corpus_10x, log)
+    return Collection.objects.get(library__name=SEARCH_LIBRARY, name=REAL_COLLECTION)
 
 
 def run(*, corpus_1x: Path, corpus_10x: Path, embedder: Embedder, log: Log) -> IngestResult:

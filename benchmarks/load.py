@@ -53,11 +53,7 @@ OUTAGE_CLIENTS = 10
 def run(
     *, queries: list[str], corpus_10x: Path, chunks: int, seconds: float, outage_seconds: float, log: Log
 ) -> LoadResult:
-    if not Collection.objects.filter(
-        library__name=ingest.SEARCH_LIBRARY, name=ingest.REAL_COLLECTION
-    ).exists():
-        ingest.ingest_search_corpus(corpus_10x, log)
-    real = Collection.objects.get(library__name=ingest.SEARCH_LIBRARY, name=ingest.REAL_COLLECTION)
+    real = ingest.real_collection(corpus_10x, log)
     scale.grow_to(chunks, real=real, seed=chunks, log=log)
     result = LoadResult(chunks=Chunk.objects.count(), seconds=seconds)
     log_dir = settings.MNEMOSYNE_DATA_DIR

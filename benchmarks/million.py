@@ -18,7 +18,7 @@ from benchmarks import database, ingest, scale, search
 from benchmarks.results import BuildTimes, MillionResult
 from mnemosyne.embedding import Embedder
 from mnemosyne.library import vector_models
-from mnemosyne.library.models import Chunk, Collection
+from mnemosyne.library.models import Chunk
 from mnemosyne.search import legs
 
 CHUNKS = 1_000_000
@@ -42,11 +42,7 @@ Log = Callable[[str], None]
 def run(
     *, queries: list[str], measured: int, warmup: int, corpus_10x: Path, embedder: Embedder, log: Log
 ) -> MillionResult:
-    if not Collection.objects.filter(
-        library__name=ingest.SEARCH_LIBRARY, name=ingest.REAL_COLLECTION
-    ).exists():
-        ingest.ingest_search_corpus(corpus_10x, log)
-    real = Collection.objects.get(library__name=ingest.SEARCH_LIBRARY, name=ingest.REAL_COLLECTION)
+    real = ingest.real_collection(corpus_10x, log)
     log(f"growing the index to {CHUNKS:,} chunks (rows by COPY, indexes built after)")
     build = scale.grow_to(CHUNKS, real=real, seed=CHUNKS, log=log, bulk=True) or BuildTimes(
         real_chunks=Chunk.objects.filter(collection=real).count(), copied_chunks=0

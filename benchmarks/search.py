@@ -24,7 +24,7 @@ from django.conf import settings
 from benchmarks import database, ingest, scale
 from benchmarks.results import STAGES, BuildTimes, SearchSize
 from mnemosyne.embedding import Embedder
-from mnemosyne.library.models import Chunk, Collection
+from mnemosyne.library.models import Chunk
 from mnemosyne.search import legs, service
 from mnemosyne.search.types import DEFAULT_LIMIT
 
@@ -209,16 +209,13 @@ def run(
     measured: int,
     warmup: int,
     corpus_10x: Path,
-    ingested: bool,
     embedder: Embedder,
     log: Log,
 ) -> list[SearchSize]:
     """Per size: grow the index with copies, then time every stage for the same queries."""
     if len(queries) < measured + warmup:
         raise ValueError(f"{len(queries)} queries; the run needs {measured + warmup}")
-    if not ingested:
-        ingest.ingest_search_corpus(corpus_10x, log)
-    real = Collection.objects.get(library__name=ingest.SEARCH_LIBRARY, name=ingest.REAL_COLLECTION)
+    real = ingest.real_collection(corpus_10x, log)
     # Warm-up queries are others than the measured ones.
     ordered = queries[measured : measured + warmup] + queries[:measured]
     results = []
