@@ -134,3 +134,23 @@ def test_collapsing_through_the_shingle_index_matches_the_pairwise_definition() 
         texts = [*base, *(text + " " + rng.choice(words) for text in base[:3]), "", ""]
         rng.shuffle(texts)
         assert collapse_near_duplicates(texts) == pairwise_collapse(texts)
+
+
+def test_collapsing_abstract_sized_texts_matches_the_pairwise_definition_at_any_threshold() -> None:
+    # Texts of a search's length (60-90 words) and near copies of them with words dropped, as
+    # indexes of revised documents hold: the prefix filter must find every similar kept text.
+    rng = random.Random(11)
+    vocabulary = [f"w{number}" for number in range(400)]
+    for _ in range(40):
+        originals = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(60, 90))) for _ in range(5)]
+        copies = [
+            " ".join(word for word in rng.choice(originals).split() if rng.random() >= drop)
+            for drop in (rng.choice((0.0, 0.02, 0.1)) for _ in range(30))
+        ]
+        texts = originals + copies + ["", "w1 w2"]
+        rng.shuffle(texts)
+        for threshold in (0.3, 0.5, 0.8, 0.95, 1.0):
+            kept, folded = collapse_near_duplicates(texts, threshold)
+            assert (kept, folded) == pairwise_collapse(texts, threshold)
+            if threshold == 0.95:  # both outcomes occur: exact copies folded, others kept
+                assert folded and len(kept) > 6
