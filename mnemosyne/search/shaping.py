@@ -40,15 +40,14 @@ def collapse_near_duplicates(
     Every pair's shared shingles are counted at once, as one sparse product (scipy) of the
     texts-by-shingles matrix (from the shingles' hashes) with its transpose; then one pass in
     order folds each text into the first kept one similar to it. The same result as comparing
-    the sets pair by pair, at about half the cost for the 40 texts a search collapses (and a
-    fifth for 1,000).
+    the sets pair by pair, at under half the cost for the 40 texts a search collapses (and a
+    seventh for 1,000).
     """
     count = len(texts)
     if count == 0:
         return [], {}
-    hashes = [_shingle_hashes(text) for text in texts]
-    values, columns = np.unique(np.concatenate(hashes), return_inverse=True)
-    rows = np.repeat(np.arange(count), [len(found) for found in hashes])
+    rows, hashes = _shingle_hashes(texts)
+    values, columns = np.unique(hashes, return_inverse=True)
     membership = sparse.csr_array(
         (np.ones(len(columns), dtype=np.int32), (rows, columns)), shape=(count, max(len(values), 1))
     )
@@ -74,13 +73,35 @@ def collapse_near_duplicates(
     return kept, folded
 
 
-def _shingle_hashes(text: str, size: int = SHINGLE_WORDS) -> np.ndarray:
-    """The hashes of the text's shingles (as shingles() forms them), repeats included."""
-    words = _WORD.findall(text.lower())
-    if len(words) <= size:
-        return np.array([hash(tuple(words))] if words else [], dtype=np.int64)
-    runs = zip(*(words[start:] for start in range(size)), strict=False)
-    return np.fromiter(map(hash, runs), dtype=np.int64, count=len(words) - size + 1)
+# Odd, so multiplying by it modulo 2**64 loses nothing (Knuth's golden-ratio constant).
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _shingle_hashes(texts: Sequence[str], size: int = SHINGLE_WORDS) -> tuple[np.ndarray, np.ndarray]:
+    """Each shingle (as shingles() forms them, repeats included) as its text's index and a hash.
+
+    A shingle's hash combines its words' hashes, h0·m^(k-1) + h1·m^(k-2) + … modulo 2**64, so
+    the runs of every text are hashed at once, vectorised, from one hash per word.
+    """
+    words = [_WORD.findall(text.lower()) for text in texts]
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    word_hashes = np.fromiter(
+        (hash(word) for text_words in words for word in text_words), dtype=np.int64, count=int(ends[-1])
+    ).view(np.uint64)
+    # A text of at least `size` words has its runs of `size`; a shorter one one run of all its words.
+    widths = np.minimum(lengths, size)
+    runs = np.where(lengths > 0, lengths - widths + 1, 0)
+    rows = np.repeat(np.arange(len(words)), runs)
+    first_words = np.repeat(starts - np.cumsum(runs) + runs, runs) + np.arange(int(runs.sum()))
+    run_widths = widths[rows]
+    hashes = word_hashes[first_words]
+    with np.errstate(over="ignore"):
+        for offset in range(1, size):
+            longer = run_widths > offset
+            hashes[longer] = hashes[longer] * _MIX + word_hashes[first_words[longer] + offset]
+    return rows, hashes
 
 
 def _jaccard_of_counts(common: int, size: int, other: int) -> float:

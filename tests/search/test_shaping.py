@@ -27,6 +27,12 @@ def test_identical_and_near_identical_texts_fold_into_the_first() -> None:
     assert folded == {0: [2, 3]}
 
 
+def test_empty_texts_fold_into_the_first_empty_one() -> None:
+    assert collapse_near_duplicates(["", ""]) == ([0], {0: [1]})
+    assert collapse_near_duplicates(["", "a b c", "", "a b c"]) == ([0, 1], {0: [2], 1: [3]})
+    assert collapse_near_duplicates([]) == ([], {})
+
+
 def test_different_texts_are_all_kept() -> None:
     texts = ["alpha beta gamma delta", "epsilon zeta eta theta", "iota kappa lambda mu"]
     assert collapse_near_duplicates(texts) == ([0, 1, 2], {})
