@@ -185,8 +185,10 @@ EMBEDDING_TIMEOUT = envfloat("EMBEDDING_TIMEOUT", 30.0, minimum=0.1, maximum=600
 EMBEDDING_MAX_TOKENS = envint("EMBEDDING_MAX_TOKENS", 512, minimum=16, maximum=131_072)
 EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 16, minimum=1, maximum=1024)
 # Single queries run on ONNX Runtime ("onnx": the model's transformer exported once into
-# EMBEDDING_CACHE_DIR and checked against torch at every load) or on torch like batches ("torch").
-EMBEDDING_QUERY_BACKEND = envchoice("EMBEDDING_QUERY_BACKEND", "onnx", ("onnx", "torch"))
+# EMBEDDING_CACHE_DIR and checked against torch at every load), on its int8 form like ingest
+# batches ("onnx-int8": less than half the CPU a query, vectors within cosine ≈ 0.99 of the float
+# graph's, so rankings move a little — docs/benchmarks.md) or on torch like batches ("torch").
+EMBEDDING_QUERY_BACKEND = envchoice("EMBEDDING_QUERY_BACKEND", "onnx", ("onnx", "onnx-int8", "torch"))
 # Ingest batches run on ONNX Runtime with int8 weights ("onnx-int8": the exported graph quantized
 # once, one single-threaded session per core; on SciFact train 1.9 times torch's chunks/s, nDCG@10
 # 0.735 against 0.736 — docs/benchmarks.md) or on torch ("torch"). Queries stay on the float graph.

@@ -5,7 +5,8 @@ ONNX Runtime's dynamic quantization — the weights of its MatMuls to int8, one 
 channel, activations quantized on the fly — into EMBEDDING_CACHE_DIR beside it. Batches are sorted
 by length (less padding) and run on one single-threaded session per core at once: on a 2-core
 machine 1.9 times torch's chunks/s ingesting SciFact, whose train nDCG@10 moves from 0.736 to 0.735
-(docs/benchmarks.md); vectors at cosine ≈ 0.99 of torch's. Queries stay on the float graph.
+(docs/benchmarks.md); vectors at cosine ≈ 0.99 of torch's. Queries stay on the float graph unless
+EMBEDDING_QUERY_BACKEND=onnx-int8 puts them on this one too (build_query_encoder).
 
 Every load compares the int8 vectors with torch's on probe sentences; below MIN_PROBE_COSINE, or
 when quantization fails, ingest stays on torch and a warning says why.
@@ -19,14 +20,20 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from mnemosyne.embedding.query_encoder import PROBES, QueryEncoderUnavailable, ensure_exported, pooled
+from mnemosyne.embedding.query_encoder import (
+    PROBES,
+    OnnxQueryEncoder,
+    QueryEncoderUnavailable,
+    ensure_exported,
+    pooled,
+)
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -132,20 +139,61 @@ def build(
     batch_size: int,
 ) -> OnnxDocumentEncoder:
     """Quantize (once) and load the encoder, checked against torch; raises QueryEncoderUnavailable."""
+    return _checked(
+        model,
+        lambda: OnnxDocumentEncoder(
+            model,
+            path=ensure_quantized(
+                model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir
+            ),
+            parallel=parallel,
+            batch_size=batch_size,
+        ),
+    )
+
+
+def build_query_encoder(
+    model: SentenceTransformer, *, model_id: str, weights_sha256: str, cache_dir: Path, threads: int
+) -> OnnxQueryEncoder:
+    """Single queries on the int8 graph (EMBEDDING_QUERY_BACKEND=onnx-int8), checked likewise."""
+    return _checked(
+        model,
+        lambda: OnnxQueryEncoder(
+            model,
+            path=ensure_quantized(
+                model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir
+            ),
+            threads=threads,
+        ),
+    )
+
+
+def ensure_quantized(
+    model: SentenceTransformer, *, model_id: str, weights_sha256: str, cache_dir: Path
+) -> Path:
+    """The int8 graph's path, exported and quantized first if it is not there yet (once, under a lock)."""
+    source = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
+    target = quantized_path(source)
+    if not target.is_file():
+        with (cache_dir / ".export.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not target.is_file():
+                logger.info("quantizing the encoder graph to %s (once per model and version)", target)
+                _quantize(source, target)
+    return target
+
+
+E = TypeVar("E", OnnxDocumentEncoder, OnnxQueryEncoder)
+
+
+def _checked(model: SentenceTransformer, load: Callable[[], E]) -> E:
+    """The encoder `load` gives, if its probe vectors are the model's; raises QueryEncoderUnavailable."""
     try:
-        source = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
-        target = quantized_path(source)
-        if not target.is_file():
-            with (cache_dir / ".export.lock").open("w") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                if not target.is_file():
-                    logger.info("quantizing the document encoder to %s (once per model and version)", target)
-                    _quantize(source, target)
-        encoder = OnnxDocumentEncoder(model, path=target, parallel=parallel, batch_size=batch_size)
+        encoder = load()
         cosine = encoder.check_against(model)
     except ImportError as exc:
         raise QueryEncoderUnavailable(f"{exc.name or exc} is not installed") from exc
-    except Exception as exc:  # a quantizer or runtime failure must not stop ingest
+    except Exception as exc:  # a quantizer or runtime failure must not stop ingest or search
         raise QueryEncoderUnavailable(f"{type(exc).__name__}: {exc}") from exc
     if cosine < MIN_PROBE_COSINE:
         raise QueryEncoderUnavailable(

@@ -99,10 +99,10 @@ class SentenceTransformerEmbedder:
         self._recent_lock = threading.Lock()
         self.query_backend = "torch"
         self._query_encoder: query_encoder.OnnxQueryEncoder | None = None
-        if query_backend == "onnx":
-            self._query_encoder = self._onnx_query_encoder(weights_sha256)
+        if query_backend in ("onnx", "onnx-int8"):
+            self._query_encoder = self._onnx_query_encoder(weights_sha256, int8=query_backend == "onnx-int8")
             if self._query_encoder is not None:
-                self.query_backend = "onnx"
+                self.query_backend = query_backend
         self.document_backend = "torch"
         self._document_encoder: document_encoder.OnnxDocumentEncoder | None = None
         if document_backend == "onnx-int8":
@@ -127,12 +127,15 @@ class SentenceTransformerEmbedder:
             ),
         )
 
-    def _onnx_query_encoder(self, weights_sha256: str | None) -> query_encoder.OnnxQueryEncoder | None:
+    def _onnx_query_encoder(
+        self, weights_sha256: str | None, *, int8: bool
+    ) -> query_encoder.OnnxQueryEncoder | None:
+        build = document_encoder.build_query_encoder if int8 else query_encoder.build
         return _onnx_or_none(
             "queries are embedded with torch",
-            "the ONNX query encoder",
+            "the int8 query encoder" if int8 else "the ONNX query encoder",
             weights_sha256,
-            lambda sha256: query_encoder.build(
+            lambda sha256: build(
                 self._model,
                 model_id=self.model_id,
                 weights_sha256=sha256,

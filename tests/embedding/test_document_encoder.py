@@ -82,3 +82,54 @@ def test_an_unreadable_quantized_graph_leaves_ingest_on_torch(
         0
     ]
     assert float(vector @ torch_vector) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_queries_on_the_int8_graph_when_asked_are_close_to_the_float_graph(
+    embedder: SentenceTransformerEmbedder, settings: Settings, tmp_path: Path
+) -> None:
+    settings.EMBEDDING_CACHE_DIR = tmp_path
+    float_queries = SentenceTransformerEmbedder(
+        bundled_model_dir(),
+        model_id="all-MiniLM-L6-v2",
+        batch_size=4,
+        weights_sha256=BUNDLED_MODEL_SHA256,
+        query_backend="onnx",
+    )
+    int8_queries = SentenceTransformerEmbedder(
+        bundled_model_dir(),
+        model_id="all-MiniLM-L6-v2",
+        batch_size=4,
+        weights_sha256=BUNDLED_MODEL_SHA256,
+        query_backend="onnx-int8",
+    )
+    assert (float_queries.query_backend, int8_queries.query_backend) == ("onnx", "onnx-int8")
+    # The same quantized graph the document encoder uses, made once beside the float one.
+    assert len(list(tmp_path.glob("*-int8-per-channel.onnx"))) == 1
+    for text in TEXTS[:4]:
+        exact = np.asarray(float_queries.embed_query(text))
+        approximate = np.asarray(int8_queries.embed_query(text))
+        assert approximate.shape == (384,)
+        assert np.linalg.norm(approximate) == pytest.approx(1.0, abs=1e-5)
+        assert 0.97 < float(exact @ approximate) < 1.0 - 1e-6, "close, and not the float graph itself"
+
+
+def test_an_unreadable_int8_graph_leaves_queries_on_torch(
+    embedder: SentenceTransformerEmbedder,
+    settings: Settings,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings.EMBEDDING_CACHE_DIR = tmp_path
+    source = query_encoder.export_path(tmp_path, "all-MiniLM-L6-v2", BUNDLED_MODEL_SHA256)
+    source.write_bytes(b"")
+    document_encoder.quantized_path(source).write_bytes(b"not an onnx graph")
+    fallback = SentenceTransformerEmbedder(
+        bundled_model_dir(),
+        model_id="all-MiniLM-L6-v2",
+        batch_size=4,
+        weights_sha256=BUNDLED_MODEL_SHA256,
+        query_backend="onnx-int8",
+    )
+    assert fallback.query_backend == "torch"
+    assert "int8 query encoder is unavailable" in caplog.text
+    assert len(fallback.embed_query("still embeds")) == 384
