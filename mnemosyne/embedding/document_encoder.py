@@ -1,76 +1,32 @@
-"""Document embeddings (ingest batches) on ONNX Runtime with int8 weights.
+"""Document embeddings (ingest batches) on ONNX Runtime with int8 weights (int8_graph.py).
 
-The query encoder's exported graph (query_encoder.py, from verified weights) is quantized once with
-ONNX Runtime's dynamic quantization — the weights of its MatMuls to int8, one scale per output
-channel, activations quantized on the fly — into EMBEDDING_CACHE_DIR beside it. Batches are sorted
-by length (less padding) and run on one single-threaded session per core at once: on a 2-core
-machine 1.9 times torch's chunks/s ingesting SciFact, whose train nDCG@10 moves from 0.736 to 0.735
-(docs/benchmarks.md); vectors at cosine ≈ 0.99 of torch's. Queries stay on the float graph unless
-EMBEDDING_QUERY_BACKEND=onnx-int8 puts them on this one too (build_query_encoder).
+Batches are sorted by length (less padding) and run on one single-threaded session per core at
+once: on a 2-core machine 1.9 times torch's chunks/s ingesting SciFact, whose train nDCG@10 moves
+from 0.736 to 0.735 (docs/benchmarks.md); vectors at cosine ≈ 0.99 of torch's.
 
-Every load compares the int8 vectors with torch's on probe sentences; below MIN_PROBE_COSINE, or
-when quantization fails, ingest stays on torch and a warning says why.
+Every load compares the int8 vectors with torch's on probe sentences; below
+int8_graph.MIN_PROBE_COSINE, or when quantization fails, ingest stays on torch and a warning says why.
 """
 
 from __future__ import annotations
 
 import copy
-import fcntl
 import logging
-import os
-import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mnemosyne.embedding.query_encoder import (
-    PROBES,
-    OnnxQueryEncoder,
-    QueryEncoderUnavailable,
-    ensure_exported,
-    pooled,
-)
+from mnemosyne.embedding import int8_graph
+from mnemosyne.embedding.query_encoder import PROBES, QueryEncoderUnavailable, ensure_exported, pooled
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 logger = logging.getLogger(__name__)
-
-# int8 weights move a vector by about 0.007 in cosine on average (0.99344 on 512 real chunks); a
-# probe further off than this means the quantized graph is not the model.
-MIN_PROBE_COSINE = 0.97
-
-
-def quantized_path(float_path: Path) -> Path:
-    return float_path.with_name(float_path.stem + "-int8-per-channel.onnx")
-
-
-def _quantize(source: Path, target: Path) -> None:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".onnx.partial", delete=False) as handle:
-        partial = Path(handle.name)
-    previous = logging.root.manager.disable
-    try:
-        # Quiet: the quantizer logs, on the root logger, a line per tensor it leaves in float (INFO)
-        # and advice to pre-process the graph first (WARNING) that a user can do nothing about.
-        # Its failures raise, and fall back to torch (embedder.py).
-        logging.disable(max(previous, logging.WARNING))
-        quantize_dynamic(
-            str(source),
-            str(partial),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            op_types_to_quantize=["MatMul"],
-        )
-        os.replace(partial, target)
-    finally:
-        logging.disable(previous)
-        partial.unlink(missing_ok=True)
 
 
 class OnnxDocumentEncoder:
@@ -139,64 +95,18 @@ def build(
     batch_size: int,
 ) -> OnnxDocumentEncoder:
     """Quantize (once) and load the encoder, checked against torch; raises QueryEncoderUnavailable."""
-    return _checked(
-        model,
-        lambda: OnnxDocumentEncoder(
-            model,
-            path=ensure_quantized(
-                model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir
-            ),
-            parallel=parallel,
-            batch_size=batch_size,
-        ),
-    )
-
-
-def build_query_encoder(
-    model: SentenceTransformer, *, model_id: str, weights_sha256: str, cache_dir: Path, threads: int
-) -> OnnxQueryEncoder:
-    """Single queries on the int8 graph (EMBEDDING_QUERY_BACKEND=onnx-int8), checked likewise."""
-    return _checked(
-        model,
-        lambda: OnnxQueryEncoder(
-            model,
-            path=ensure_quantized(
-                model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir
-            ),
-            threads=threads,
-        ),
-    )
-
-
-def ensure_quantized(
-    model: SentenceTransformer, *, model_id: str, weights_sha256: str, cache_dir: Path
-) -> Path:
-    """The int8 graph's path, exported and quantized first if it is not there yet (once, under a lock)."""
-    source = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
-    target = quantized_path(source)
-    if not target.is_file():
-        with (cache_dir / ".export.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not target.is_file():
-                logger.info("quantizing the encoder graph to %s (once per model and version)", target)
-                _quantize(source, target)
-    return target
-
-
-E = TypeVar("E", OnnxDocumentEncoder, OnnxQueryEncoder)
-
-
-def _checked(model: SentenceTransformer, load: Callable[[], E]) -> E:
-    """The encoder `load` gives, if its probe vectors are the model's; raises QueryEncoderUnavailable."""
     try:
-        encoder = load()
+        source = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
+        path = int8_graph.ensure_quantized(source)
+        encoder = OnnxDocumentEncoder(model, path=path, parallel=parallel, batch_size=batch_size)
         cosine = encoder.check_against(model)
     except ImportError as exc:
         raise QueryEncoderUnavailable(f"{exc.name or exc} is not installed") from exc
-    except Exception as exc:  # a quantizer or runtime failure must not stop ingest or search
+    except Exception as exc:  # a quantizer or runtime failure must not stop ingest
         raise QueryEncoderUnavailable(f"{type(exc).__name__}: {exc}") from exc
-    if cosine < MIN_PROBE_COSINE:
+    minimum = int8_graph.MIN_PROBE_COSINE
+    if cosine < minimum:
         raise QueryEncoderUnavailable(
-            f"the int8 graph differs from the model (probe cosine {cosine:.4f} < {MIN_PROBE_COSINE})"
+            f"the int8 graph differs from the model (probe cosine {cosine:.4f} < {minimum})"
         )
     return encoder

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mnemosyne.embedding import int8_graph
+
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
@@ -166,19 +168,33 @@ def ensure_exported(
 
 
 def build(
-    model: SentenceTransformer, *, model_id: str, weights_sha256: str, cache_dir: Path, threads: int
+    model: SentenceTransformer,
+    *,
+    model_id: str,
+    weights_sha256: str,
+    cache_dir: Path,
+    threads: int,
+    int8: bool = False,
 ) -> OnnxQueryEncoder:
-    """Export (once) and load the encoder, checked against the torch model; raises QueryEncoderUnavailable."""
+    """Export (once) and load the encoder, checked against the torch model; raises QueryEncoderUnavailable.
+
+    With `int8`, on the graph's int8 form (int8_graph.py, EMBEDDING_QUERY_BACKEND=onnx-int8),
+    checked to that form's looser bound.
+    """
+    minimum = int8_graph.MIN_PROBE_COSINE if int8 else MIN_PROBE_COSINE
     try:
         path = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
-        encoder = OnnxQueryEncoder(model, path=path, threads=threads)
+        encoder = OnnxQueryEncoder(
+            model, path=int8_graph.ensure_quantized(path) if int8 else path, threads=threads
+        )
         cosine = encoder.check_against(model)
     except ImportError as exc:
         raise QueryEncoderUnavailable(f"{exc.name or exc} is not installed") from exc
     except Exception as exc:  # an exporter or runtime failure must not take search down
         raise QueryEncoderUnavailable(f"{type(exc).__name__}: {exc}") from exc
-    if cosine < MIN_PROBE_COSINE:
+    if cosine < minimum:
         raise QueryEncoderUnavailable(
-            f"the exported graph differs from the model (probe cosine {cosine:.6f} < {MIN_PROBE_COSINE})"
+            f"the {'int8' if int8 else 'exported'} graph differs from the model "
+            f"(probe cosine {cosine:.6f} < {minimum})"
         )
     return encoder

@@ -130,17 +130,17 @@ class SentenceTransformerEmbedder:
     def _onnx_query_encoder(
         self, weights_sha256: str | None, *, int8: bool
     ) -> query_encoder.OnnxQueryEncoder | None:
-        build = document_encoder.build_query_encoder if int8 else query_encoder.build
         return _onnx_or_none(
             "queries are embedded with torch",
             "the int8 query encoder" if int8 else "the ONNX query encoder",
             weights_sha256,
-            lambda sha256: build(
+            lambda sha256: query_encoder.build(
                 self._model,
                 model_id=self.model_id,
                 weights_sha256=sha256,
                 cache_dir=settings.EMBEDDING_CACHE_DIR,
                 threads=settings.EMBEDDING_QUERY_THREADS,
+                int8=int8,
             ),
         )
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from pytest_django.fixtures import Settings
 
-from mnemosyne.embedding import document_encoder, query_encoder
+from mnemosyne.embedding import int8_graph, query_encoder
 from mnemosyne.embedding.sentence_transformer import (
     BUNDLED_MODEL_SHA256,
     SentenceTransformerEmbedder,
@@ -73,7 +73,7 @@ def test_an_unreadable_quantized_graph_leaves_ingest_on_torch(
     source = query_encoder.export_path(tmp_path, "all-MiniLM-L6-v2", BUNDLED_MODEL_SHA256)
     tmp_path.mkdir(exist_ok=True)
     source.write_bytes(b"")  # present, so not exported again
-    document_encoder.quantized_path(source).write_bytes(b"not an onnx graph")
+    int8_graph.quantized_path(source).write_bytes(b"not an onnx graph")
     fallback = int8_embedder(tmp_path, settings)
     assert fallback.document_backend == "torch"
     assert "int8 document encoder is unavailable" in caplog.text
@@ -122,7 +122,7 @@ def test_an_unreadable_int8_graph_leaves_queries_on_torch(
     settings.EMBEDDING_CACHE_DIR = tmp_path
     source = query_encoder.export_path(tmp_path, "all-MiniLM-L6-v2", BUNDLED_MODEL_SHA256)
     source.write_bytes(b"")
-    document_encoder.quantized_path(source).write_bytes(b"not an onnx graph")
+    int8_graph.quantized_path(source).write_bytes(b"not an onnx graph")
     fallback = SentenceTransformerEmbedder(
         bundled_model_dir(),
         model_id="all-MiniLM-L6-v2",
