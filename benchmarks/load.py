@@ -7,7 +7,9 @@
 3. Mixed: 5 writers (upsert_item of SciFact abstracts) and 20 searchers at once, 2 workers; a
    write alone first, for comparison; afterwards every write that was answered as done is checked
    in the database (nothing lost).
-4. An outage: a server on a PostgreSQL of its own, 10 clients calling, the database stopped for
+4. The same as 2 with 1 worker and the queries on the int8 graph (EMBEDDING_QUERY_BACKEND=onnx-int8),
+   after its single-client CPU as in 1.
+5. An outage: a server on a PostgreSQL of its own, 10 clients calling, the database stopped for
    OUTAGE_SECONDS and started again: answers per second while down, what they were, the time to
    the first normal answer after the restart, and the lines the server logged.
 
@@ -76,6 +78,17 @@ def run(
             )
             if workers == 2:
                 result.mixed = _mixed(base, queries, corpus_10x, seconds=seconds, log=log)
+    # The opt-in lever: queries on the int8 graph (answers move a little; docs/benchmarks.md).
+    log(f"{result.chunks:,} chunks, 1 worker, queries on the int8 graph: starting uvicorn")
+    env = {"EMBEDDING_QUERY_BACKEND": "onnx-int8"}
+    with mcp_server(log_dir / "load-int8.log", workers=1, env=env) as base:
+        asyncio.run(_searches(base, queries, clients=CLIENTS, seconds=5))
+        result.cpu_int8 = _cpu_per_search(base, queries)
+        run_ = asyncio.run(_searches(base, queries, clients=CLIENTS, seconds=seconds))
+        run_.label, run_.workers = f"{CLIENTS} clients, 1 worker(s), int8 queries", 1
+        run_.query_backend = "onnx-int8"
+        result.runs.append(run_)
+        log(f"{run_.label}: {run_.calls_per_second:.1f} calls/s, p95 {run_.p95:.0f} ms, {run_.errors} errors")
     result.outage = _outage(outage_seconds, log)
     return result
 

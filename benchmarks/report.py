@@ -103,11 +103,12 @@ def _load(load: LoadResult) -> list[str]:
         f"### Load ({load.chunks:,} chunks, search `limit` 20, MCP over HTTP, {load.seconds:.0f} s each)",
         "",
     ]
-    if load.cpu is not None:
-        cpu = load.cpu
+    for cpu, queries in ((load.cpu, ""), (load.cpu_int8, ", queries on the int8 graph")):
+        if cpu is None:
+            continue
         lines += [
-            f"One search, single client ({cpu.calls} in a row): {number(cpu.server_ms)} ms of server CPU "
-            f"(uvicorn's processes) and {number(cpu.postgres_ms)} ms of PostgreSQL CPU, "
+            f"One search, single client ({cpu.calls} in a row{queries}): {number(cpu.server_ms)} ms of "
+            f"server CPU (uvicorn's processes) and {number(cpu.postgres_ms)} ms of PostgreSQL CPU, "
             f"{number(cpu.wall_ms)} ms wall time; 2 cores could serve at most "
             f"~{number(cpu.ceiling_calls_per_second, 0)} calls/s at that cost.",
             "",
@@ -125,9 +126,16 @@ def _load(load: LoadResult) -> list[str]:
             lines.append(f"- {run.label}, error ×{count}: `{kind}`")
     if any(run.error_kinds for run in runs):
         lines.append("")
-    if len(load.runs) == 2 and load.runs[0].calls_per_second > 0:
-        ratio = load.runs[1].calls_per_second / load.runs[0].calls_per_second
-        lines += [f"2 workers against 1: {number(ratio, 2)}× the calls/s.", ""]
+    by_kind = {(run.workers, run.query_backend): run for run in load.runs}
+    one = by_kind.get((1, "onnx"))
+    if one is not None and one.calls_per_second > 0:
+        for other, said in (
+            ((2, "onnx"), "2 workers against 1"),
+            ((1, "onnx-int8"), "int8 queries against float"),
+        ):
+            if other in by_kind:
+                ratio = by_kind[other].calls_per_second / one.calls_per_second
+                lines += [f"{said}: {number(ratio, 2)}× the calls/s.", ""]
     if load.mixed is not None:
         mixed = load.mixed
         lines += [

@@ -288,6 +288,8 @@ class LoadRun:
     clients: int
     seconds: float
     latencies_ms: list[float] = field(default_factory=list)
+    # How the server embedded the queries (EMBEDDING_QUERY_BACKEND).
+    query_backend: str = "onnx"
     errors: int = 0
     # What each error was (an HTTP status and its start, a tool error, an exception), with counts.
     error_kinds: dict[str, int] = field(default_factory=dict)
@@ -386,6 +388,8 @@ class LoadResult:
     seconds: float
     runs: list[LoadRun] = field(default_factory=list)
     cpu: CpuPerSearch | None = None
+    # The same single-client measure with the queries on the int8 graph (EMBEDDING_QUERY_BACKEND).
+    cpu_int8: CpuPerSearch | None = None
     mixed: MixedLoad | None = None
     outage: OutageRun | None = None
 

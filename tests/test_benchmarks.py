@@ -191,9 +191,14 @@ def test_the_load_report_gives_rates_percentiles_the_cpu_ceiling_and_the_outage(
         down_seconds=30, clients=10, answers_while_down=600, unavailable_503=590, tool_errors=10
     )
     outage.recovery_seconds, outage.log_lines_not_access = 0.25, 3
-    load = LoadResult(chunks=100_000, seconds=10.0, runs=[one, two], mixed=mixed, outage=outage)
+    int8 = LoadRun("50 clients, 1 worker(s), int8 queries", 1, 50, 10.0, latencies_ms=[90.0] * 360)
+    int8.query_backend = "onnx-int8"
+    load = LoadResult(chunks=100_000, seconds=10.0, runs=[one, two, int8], mixed=mixed, outage=outage)
     load.cpu = CpuPerSearch(calls=200, server_ms=15.0, postgres_ms=5.0, wall_ms=30.0)
+    load.cpu_int8 = CpuPerSearch(calls=200, server_ms=11.0, postgres_ms=5.0, wall_ms=26.0)
     text = "\n".join(_load(load))
+    assert "int8 queries against float: 1.20× the calls/s." in text
+    assert "(200 in a row, queries on the int8 graph): 11.0 ms of server CPU" in text
     assert "| 50 clients, 1 worker(s) | 30.0 | 100 | 100 | 100 | 0 |" in text
     assert "| 50 clients, 2 worker(s) | 45.0 | 80 | 80 | 80 | 1 |" in text
     assert "2 workers against 1: 1.50× the calls/s." in text
