@@ -27,15 +27,23 @@ TEXTS = [
 ] * 5
 
 
-def int8_embedder(cache_dir: Path, settings: Settings) -> SentenceTransformerEmbedder:
+def bundled_embedder(
+    cache_dir: Path, settings: Settings, *, query_backend: str = "torch", document_backend: str = "torch"
+) -> SentenceTransformerEmbedder:
+    """The bundled model with its exports in `cache_dir`, on the given query and document backends."""
     settings.EMBEDDING_CACHE_DIR = cache_dir
     return SentenceTransformerEmbedder(
         bundled_model_dir(),
         model_id="all-MiniLM-L6-v2",
         batch_size=4,
         weights_sha256=BUNDLED_MODEL_SHA256,
-        document_backend="onnx-int8",
+        query_backend=query_backend,
+        document_backend=document_backend,
     )
+
+
+def int8_embedder(cache_dir: Path, settings: Settings) -> SentenceTransformerEmbedder:
+    return bundled_embedder(cache_dir, settings, document_backend="onnx-int8")
 
 
 def test_batches_on_int8_are_close_to_torch_and_keep_their_order(
@@ -87,21 +95,8 @@ def test_an_unreadable_quantized_graph_leaves_ingest_on_torch(
 def test_queries_on_the_int8_graph_when_asked_are_close_to_the_float_graph(
     embedder: SentenceTransformerEmbedder, settings: Settings, tmp_path: Path
 ) -> None:
-    settings.EMBEDDING_CACHE_DIR = tmp_path
-    float_queries = SentenceTransformerEmbedder(
-        bundled_model_dir(),
-        model_id="all-MiniLM-L6-v2",
-        batch_size=4,
-        weights_sha256=BUNDLED_MODEL_SHA256,
-        query_backend="onnx",
-    )
-    int8_queries = SentenceTransformerEmbedder(
-        bundled_model_dir(),
-        model_id="all-MiniLM-L6-v2",
-        batch_size=4,
-        weights_sha256=BUNDLED_MODEL_SHA256,
-        query_backend="onnx-int8",
-    )
+    float_queries = bundled_embedder(tmp_path, settings, query_backend="onnx")
+    int8_queries = bundled_embedder(tmp_path, settings, query_backend="onnx-int8")
     assert (float_queries.query_backend, int8_queries.query_backend) == ("onnx", "onnx-int8")
     # The same quantized graph the document encoder uses, made once beside the float one.
     assert len(list(tmp_path.glob("*-int8-per-channel.onnx"))) == 1
@@ -119,17 +114,10 @@ def test_an_unreadable_int8_graph_leaves_queries_on_torch(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    settings.EMBEDDING_CACHE_DIR = tmp_path
     source = query_encoder.export_path(tmp_path, "all-MiniLM-L6-v2", BUNDLED_MODEL_SHA256)
     source.write_bytes(b"")
     int8_graph.quantized_path(source).write_bytes(b"not an onnx graph")
-    fallback = SentenceTransformerEmbedder(
-        bundled_model_dir(),
-        model_id="all-MiniLM-L6-v2",
-        batch_size=4,
-        weights_sha256=BUNDLED_MODEL_SHA256,
-        query_backend="onnx-int8",
-    )
+    fallback = bundled_embedder(tmp_path, settings, query_backend="onnx-int8")
     assert fallback.query_backend == "torch"
     assert "int8 query encoder is unavailable" in caplog.text
     assert len(fallback.embed_query("still embeds")) == 384
