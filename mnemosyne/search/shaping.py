@@ -26,7 +26,9 @@ def shingles(text: str, size: int = SHINGLE_WORDS) -> frozenset[tuple[str, ...]]
 
 
 def jaccard(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:
-    return _jaccard_of_counts(len(a & b), len(a), len(b))
+    common = len(a & b)
+    union = len(a) + len(b) - common
+    return 1.0 if union == 0 else common / union
 
 
 def collapse_near_duplicates(
@@ -102,11 +104,6 @@ def _shingle_hashes(texts: Sequence[str], size: int = SHINGLE_WORDS) -> tuple[np
             longer = run_widths > offset
             hashes[longer] = hashes[longer] * _MIX + word_hashes[first_words[longer] + offset]
     return rows, hashes
-
-
-def _jaccard_of_counts(common: int, size: int, other: int) -> float:
-    union = size + other - common
-    return 1.0 if union == 0 else common / union
 
 
 def maximal_marginal_relevance(
