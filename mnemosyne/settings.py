@@ -191,9 +191,7 @@ EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 16, minimum=1, maximum=102
 EMBEDDING_QUERY_BACKEND = envchoice("EMBEDDING_QUERY_BACKEND", "onnx", ("onnx", "onnx-int8", "torch"))
 # Ingest batches run on ONNX Runtime with int8 weights ("onnx-int8": the exported graph quantized
 # once, one single-threaded session per core; on SciFact train 1.9 times torch's chunks/s, nDCG@10
-# 0.735 against 0.736 — docs/benchmarks.md) or on torch ("torch"). Queries stay on the float graph
-# unless EMBEDDING_QUERY_BACKEND=onnx-int8.
-# See mnemosyne/embedding/document_encoder.py.
+# 0.735 against 0.736 — docs/benchmarks.md) or on torch ("torch"). See embedding/document_encoder.py.
 EMBEDDING_DOCUMENT_BACKEND = envchoice("EMBEDDING_DOCUMENT_BACKEND", "onnx-int8", ("onnx-int8", "torch"))
 # One: a search embeds its query while the full-text leg keeps another core busy, and two threads
 # then wait on each other (measured: 8.4 ms p50 with two, 5.6 ms with one, the other core loaded).
