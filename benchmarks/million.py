@@ -49,9 +49,16 @@ def run(
     )
     chunks = Chunk.objects.count()
     # A server that has run a while has its hot pages in memory; right after the build (and on this
-    # machine, whose kernel reclaims idle page cache) they are on disk. In this order, so that when
-    # shared_buffers cannot hold all three the HNSW index, read last, stays whole.
-    prewarmed = ("posting_by_term_impact", "library_chunk", vector_models.index_name(embedder.dim))
+    # machine, whose kernel reclaims idle page cache) they are on disk: what a search reads is the
+    # postings' two indexes (the full-text leg never reads their heap), the chunk rows and the HNSW
+    # index. In this order, so that when shared_buffers cannot hold them all the HNSW index, read
+    # last, stays whole.
+    prewarmed = (
+        "posting_by_term_impact",
+        "posting_by_chunk",
+        "library_chunk",
+        vector_models.index_name(embedder.dim),
+    )
     log(f"reading {', '.join(prewarmed)} into shared buffers (pg_prewarm)")
     database.prewarm(prewarmed)
     ordered = queries[measured : measured + warmup] + queries[:measured]
