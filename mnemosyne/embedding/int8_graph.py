@@ -30,7 +30,7 @@ MIN_PROBE_COSINE = 0.97
 
 @dataclass(frozen=True)
 class Fusion:
-    """What the transformer optimizer needs to know of the model (0: found in the graph)."""
+    """What the transformer optimizer needs to know of the model."""
 
     heads: int
     hidden: int
@@ -62,7 +62,7 @@ def fuse(source: Path, target: Path, fusion: Fusion) -> int:
             str(source), model_type="bert", num_heads=fusion.heads, hidden_size=fusion.hidden, opt_level=1
         )
         optimized.save_model_to_file(str(target))
-        return int(optimized.get_fused_operator_statistics().get("Attention", 0))
+    return int(optimized.get_fused_operator_statistics().get("Attention", 0))
 
 
 def quantize(source: Path, target: Path) -> None:

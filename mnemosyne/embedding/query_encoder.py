@@ -185,10 +185,7 @@ def export_eager(model: SentenceTransformer) -> Callable[[Path], None]:
 
 def fusion(model: SentenceTransformer) -> int8_graph.Fusion:
     config = _transformer(model).config
-    return int8_graph.Fusion(
-        heads=int(getattr(config, "num_attention_heads", 0) or 0),
-        hidden=int(getattr(config, "hidden_size", 0) or 0),
-    )
+    return int8_graph.Fusion(heads=int(config.num_attention_heads), hidden=int(config.hidden_size))
 
 
 def build(
