@@ -21,14 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mnemosyne.embedding import int8_graph
-from mnemosyne.embedding.query_encoder import (
-    PROBES,
-    QueryEncoderUnavailable,
-    ensure_exported,
-    export_eager,
-    fusion,
-    pooled,
-)
+from mnemosyne.embedding.query_encoder import PROBES, QueryEncoderUnavailable, ensure_exported, pooled
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -104,7 +97,7 @@ def build(
     """Quantize (once) and load the encoder, checked against torch; raises QueryEncoderUnavailable."""
     try:
         source = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
-        path = int8_graph.ensure_quantized(source, export_eager(model), fusion(model))
+        path = int8_graph.ensure_quantized(source)
         encoder = OnnxDocumentEncoder(model, path=path, parallel=parallel, batch_size=batch_size)
         cosine = encoder.check_against(model)
     except ImportError as exc:

@@ -24,7 +24,6 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,11 +58,6 @@ def export_path(cache_dir: Path, model_id: str, weights_sha256: str) -> Path:
     return cache_dir / f"{slug}-{weights_sha256[:16]}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', versions)}.onnx"
 
 
-def _transformer(model: SentenceTransformer) -> Any:
-    """The Hugging Face model inside the sentence-transformers one (typed loosely by both)."""
-    return model[0].auto_model
-
-
 def _last_hidden_state(transformer: Any) -> Any:
     """The Hugging Face model as a module with plain tensors in and out, for tracing."""
     import torch
@@ -82,15 +76,10 @@ def _last_hidden_state(transformer: Any) -> Any:
     return LastHiddenState().eval()
 
 
-def _export(model: SentenceTransformer, target: Path, *, attention: str | None = None) -> None:
-    """The transformer's graph into `target`; with `attention` ("eager"), from a copy of the transformer
-    set to that attention implementation (whose pattern ONNX Runtime's transformer optimizer fuses)."""
+def _export(model: SentenceTransformer, target: Path) -> None:
     import torch
 
-    transformer = _transformer(model)
-    if attention is not None:
-        transformer = copy.deepcopy(transformer)
-        transformer.set_attn_implementation(attention)
+    transformer = model[0].auto_model
     encoded = model.tokenizer(["export"], return_tensors="pt")
     inputs = ("input_ids", "attention_mask", "token_type_ids")
     dynamic = {name: {0: "batch", 1: "sequence"} for name in (*inputs, "last_hidden_state")}
@@ -178,16 +167,6 @@ def ensure_exported(
     return path
 
 
-def export_eager(model: SentenceTransformer) -> Callable[[Path], None]:
-    """Exports the model's graph with eager attention, for int8_graph to fuse and quantize."""
-    return lambda target: _export(model, target, attention="eager")
-
-
-def fusion(model: SentenceTransformer) -> int8_graph.Fusion:
-    config = _transformer(model).config
-    return int8_graph.Fusion(heads=int(config.num_attention_heads), hidden=int(config.hidden_size))
-
-
 def build(
     model: SentenceTransformer,
     *,
@@ -205,9 +184,9 @@ def build(
     minimum = int8_graph.MIN_PROBE_COSINE if int8 else MIN_PROBE_COSINE
     try:
         path = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
-        if int8:
-            path = int8_graph.ensure_quantized(path, export_eager(model), fusion(model))
-        encoder = OnnxQueryEncoder(model, path=path, threads=threads)
+        encoder = OnnxQueryEncoder(
+            model, path=int8_graph.ensure_quantized(path) if int8 else path, threads=threads
+        )
         cosine = encoder.check_against(model)
     except ImportError as exc:
         raise QueryEncoderUnavailable(f"{exc.name or exc} is not installed") from exc

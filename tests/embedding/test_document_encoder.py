@@ -3,11 +3,9 @@ torch again when the quantized graph cannot be used."""
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
 from pytest_django.fixtures import Settings
 
@@ -72,38 +70,6 @@ def test_the_quantized_graph_is_made_once(
     int8_embedder(tmp_path, settings)
     assert quantized.stat().st_mtime_ns == modified
     assert not list(tmp_path.glob("*.partial"))
-
-
-def test_the_int8_graph_has_each_layers_attention_fused_and_quantized(
-    embedder: SentenceTransformerEmbedder, settings: Settings, tmp_path: Path
-) -> None:
-    int8_embedder(tmp_path, settings)
-    (quantized,) = tmp_path.glob("*-int8-per-channel.onnx")
-    operators = Counter(node.op_type for node in onnx.load(str(quantized)).graph.node)
-    assert operators["QAttention"] == 6, operators  # the bundled model's six layers
-    assert operators["Attention"] == 0 and operators["Softmax"] == 0
-    assert not [path for path in tmp_path.iterdir() if path.name.startswith(".int8-")], "work files left"
-
-
-def test_a_graph_the_optimizer_cannot_fuse_is_quantized_unfused(
-    embedder: SentenceTransformerEmbedder,
-    settings: Settings,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    def unreadable(source: Path, target: Path, fusion: int8_graph.Fusion) -> int:
-        raise ValueError("an architecture the optimizer does not know")
-
-    monkeypatch.setattr(int8_graph, "fuse", unreadable)
-    fast = int8_embedder(tmp_path, settings)
-    assert fast.document_backend == "onnx-int8"
-    assert "the encoder graph was not fused (ValueError" in caplog.text
-    (quantized,) = tmp_path.glob("*-int8-per-channel.onnx")
-    operators = Counter(node.op_type for node in onnx.load(str(quantized)).graph.node)
-    assert operators["QAttention"] == 0 and operators["Softmax"] == 6
-    reference = embedder._model.encode(TEXTS[:4], normalize_embeddings=True, convert_to_numpy=True)
-    assert (np.asarray(fast.embed_batch(TEXTS[:4])) * reference).sum(axis=1).min() > 0.97
 
 
 def test_an_unreadable_quantized_graph_leaves_ingest_on_torch(
