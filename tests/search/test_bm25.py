@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from pytest_django.fixtures import Settings
 
 from mnemosyne.ingestion import writes
@@ -86,6 +87,30 @@ def test_scores_are_bm25_from_the_current_corpus_statistics(settings: Settings) 
     for chunk, score in zip(chunks, expected, strict=True):
         if score > 0:
             assert found[chunk.pk] == pytest.approx(score, rel=1e-9)
+
+
+def test_rescoring_reads_the_candidates_postings_from_the_per_chunk_index_alone() -> None:
+    """The postings' heap stays unread by a search: posting_by_chunk covers what rescoring reads."""
+    add_chunks(TEXTS)
+    plans: list[str] = []
+
+    def explain(execute: Any, sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
+        if "library_posting" in sql and not plans:
+            with context["connection"].connection.cursor() as raw:  # the driver's own cursor
+                raw.execute("EXPLAIN " + sql, params)
+                plans.append("\n".join(row[0] for row in raw.fetchall()))
+        return execute(sql, params, many, context)
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        # A table of five chunks is read whole by the planner's choice; this asks what the index
+        # can serve, as the planner chooses it on a large table.
+        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off")
+        with connection.execute_wrapper(explain):
+            found = legs.fulltext_leg("glacier meltwater lake", legs.Filters(), 10)
+    assert found
+    (plan,) = plans
+    assert "Index Only Scan using posting_by_chunk" in plan, plan
+    assert "Index Scan using posting_by_chunk" not in plan, plan
 
 
 def test_deleting_chunks_updates_document_frequencies_and_lengths(settings: Settings) -> None:
