@@ -194,7 +194,7 @@ class Posting(models.Model):
                 name="posting_by_term_impact",
             ),
             # Covering: the full-text leg rescores its candidates from this index alone, so a
-            # search never reads the postings' heap (4.9 GiB at a million chunks), whose pages
+            # search never reads the postings' heap (4.8 GiB at a million chunks), whose pages
             # the index-ordered reads leave cold.
             models.Index(fields=["chunk"], include=["term", "tf", "dl"], name="posting_by_chunk"),
         ]
