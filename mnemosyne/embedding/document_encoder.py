@@ -11,7 +11,6 @@ int8_graph.MIN_PROBE_COSINE, or when quantization fails, ingest stays on torch a
 from __future__ import annotations
 
 import copy
-import logging
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,12 +20,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mnemosyne.embedding import int8_graph
-from mnemosyne.embedding.query_encoder import PROBES, QueryEncoderUnavailable, ensure_exported, pooled
+from mnemosyne.embedding.query_encoder import checked, ensure_exported, pooled
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
-
-logger = logging.getLogger(__name__)
 
 
 class OnnxDocumentEncoder:
@@ -80,10 +77,6 @@ class OnnxDocumentEncoder:
                 self._free.append(slot)
         return pooled(hidden, feeds["attention_mask"])
 
-    def check_against(self, model: SentenceTransformer) -> float:
-        expected = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
-        return float((expected * self.embed(list(PROBES))).sum(axis=1).min())
-
 
 def build(
     model: SentenceTransformer,
@@ -95,18 +88,10 @@ def build(
     batch_size: int,
 ) -> OnnxDocumentEncoder:
     """Quantize (once) and load the encoder, checked against torch; raises QueryEncoderUnavailable."""
-    try:
+
+    def make() -> OnnxDocumentEncoder:
         source = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
         path = int8_graph.ensure_quantized(source)
-        encoder = OnnxDocumentEncoder(model, path=path, parallel=parallel, batch_size=batch_size)
-        cosine = encoder.check_against(model)
-    except ImportError as exc:
-        raise QueryEncoderUnavailable(f"{exc.name or exc} is not installed") from exc
-    except Exception as exc:  # a quantizer or runtime failure must not stop ingest
-        raise QueryEncoderUnavailable(f"{type(exc).__name__}: {exc}") from exc
-    minimum = int8_graph.MIN_PROBE_COSINE
-    if cosine < minimum:
-        raise QueryEncoderUnavailable(
-            f"the int8 graph differs from the model (probe cosine {cosine:.4f} < {minimum})"
-        )
-    return encoder
+        return OnnxDocumentEncoder(model, path=path, parallel=parallel, batch_size=batch_size)
+
+    return checked(model, make, minimum=int8_graph.MIN_PROBE_COSINE, graph="int8")

@@ -24,8 +24,9 @@ import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -143,12 +144,6 @@ class OnnxQueryEncoder:
         (hidden,) = self._session.run(["last_hidden_state"], feeds)
         return pooled(hidden, feeds["attention_mask"])
 
-    def check_against(self, model: SentenceTransformer) -> float:
-        """The lowest cosine between this encoder's and the torch model's vectors for the probes."""
-        expected = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
-        actual = self.embed(list(PROBES))
-        return float((expected * actual).sum(axis=1).min())
-
 
 def ensure_exported(
     model: SentenceTransformer, *, model_id: str, weights_sha256: str, cache_dir: Path
@@ -167,6 +162,34 @@ def ensure_exported(
     return path
 
 
+class _Encoder(Protocol):
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+EncoderT = TypeVar("EncoderT", bound=_Encoder)
+
+
+def checked(
+    model: SentenceTransformer, make: Callable[[], EncoderT], *, minimum: float, graph: str
+) -> EncoderT:
+    """The encoder `make()` builds, if its vectors for the probe sentences are all within `minimum`
+    (cosine) of the torch model's; raises QueryEncoderUnavailable otherwise, and when it cannot be
+    built — an exporter, quantizer or runtime failure must take neither search nor ingest down."""
+    try:
+        encoder = make()
+        expected = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
+        cosine = float((expected * encoder.embed(list(PROBES))).sum(axis=1).min())
+    except ImportError as exc:
+        raise QueryEncoderUnavailable(f"{exc.name or exc} is not installed") from exc
+    except Exception as exc:
+        raise QueryEncoderUnavailable(f"{type(exc).__name__}: {exc}") from exc
+    if cosine < minimum:
+        raise QueryEncoderUnavailable(
+            f"the {graph} graph differs from the model (probe cosine {cosine:.6f} < {minimum})"
+        )
+    return encoder
+
+
 def build(
     model: SentenceTransformer,
     *,
@@ -181,20 +204,13 @@ def build(
     With `int8`, on the graph's int8 form (int8_graph.py, EMBEDDING_QUERY_BACKEND=onnx-int8),
     checked to that form's looser bound.
     """
-    minimum = int8_graph.MIN_PROBE_COSINE if int8 else MIN_PROBE_COSINE
-    try:
+
+    def make() -> OnnxQueryEncoder:
         path = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
-        encoder = OnnxQueryEncoder(
+        return OnnxQueryEncoder(
             model, path=int8_graph.ensure_quantized(path) if int8 else path, threads=threads
         )
-        cosine = encoder.check_against(model)
-    except ImportError as exc:
-        raise QueryEncoderUnavailable(f"{exc.name or exc} is not installed") from exc
-    except Exception as exc:  # an exporter or runtime failure must not take search down
-        raise QueryEncoderUnavailable(f"{type(exc).__name__}: {exc}") from exc
-    if cosine < minimum:
-        raise QueryEncoderUnavailable(
-            f"the {'int8' if int8 else 'exported'} graph differs from the model "
-            f"(probe cosine {cosine:.6f} < {minimum})"
-        )
-    return encoder
+
+    if int8:
+        return checked(model, make, minimum=int8_graph.MIN_PROBE_COSINE, graph="int8")
+    return checked(model, make, minimum=MIN_PROBE_COSINE, graph="exported")
