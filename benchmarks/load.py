@@ -59,18 +59,29 @@ def run(
     scale.grow_to(chunks, real=real, seed=chunks, log=log)
     result = LoadResult(chunks=Chunk.objects.count(), seconds=seconds)
     log_dir = settings.MNEMOSYNE_DATA_DIR
-    for workers in (1, 2):
-        log(f"{result.chunks:,} chunks, {workers} worker(s): starting uvicorn")
-        with mcp_server(log_dir / f"load-{workers}.log", workers=workers) as base:
+    # Float queries on 1 and 2 workers, then the opt-in lever: queries on the int8 graph (answers
+    # move a little; docs/benchmarks.md).
+    for workers, query_backend in ((1, "onnx"), (2, "onnx"), (1, "onnx-int8")):
+        int8 = query_backend == "onnx-int8"
+        kind = f"{workers} worker(s)" + (", int8 queries" if int8 else "")
+        log(f"{result.chunks:,} chunks, {kind}: starting uvicorn")
+        server_log = log_dir / ("load-int8.log" if int8 else f"load-{workers}.log")
+        env = {"EMBEDDING_QUERY_BACKEND": query_backend} if int8 else None
+        with mcp_server(server_log, workers=workers, env=env) as base:
             asyncio.run(_searches(base, queries, clients=CLIENTS, seconds=5))  # warm every worker
             if workers == 1:
-                result.cpu = _cpu_per_search(base, queries)
+                cpu = _cpu_per_search(base, queries)
+                if int8:
+                    result.cpu_int8 = cpu
+                else:
+                    result.cpu = cpu
                 log(
-                    f"one search costs {result.cpu.server_ms:.1f} ms of server CPU and "
-                    f"{result.cpu.postgres_ms:.1f} ms of PostgreSQL CPU"
+                    f"one search costs {cpu.server_ms:.1f} ms of server CPU and "
+                    f"{cpu.postgres_ms:.1f} ms of PostgreSQL CPU"
                 )
             run_ = asyncio.run(_searches(base, queries, clients=CLIENTS, seconds=seconds))
-            run_.label, run_.workers = f"{CLIENTS} clients, {workers} worker(s)", workers
+            run_.label = f"{CLIENTS} clients, {kind}"
+            run_.workers, run_.query_backend = workers, query_backend
             result.runs.append(run_)
             log(
                 f"{run_.label}: {run_.calls_per_second:.1f} calls/s, "
@@ -78,17 +89,6 @@ def run(
             )
             if workers == 2:
                 result.mixed = _mixed(base, queries, corpus_10x, seconds=seconds, log=log)
-    # The opt-in lever: queries on the int8 graph (answers move a little; docs/benchmarks.md).
-    log(f"{result.chunks:,} chunks, 1 worker, queries on the int8 graph: starting uvicorn")
-    env = {"EMBEDDING_QUERY_BACKEND": "onnx-int8"}
-    with mcp_server(log_dir / "load-int8.log", workers=1, env=env) as base:
-        asyncio.run(_searches(base, queries, clients=CLIENTS, seconds=5))
-        result.cpu_int8 = _cpu_per_search(base, queries)
-        run_ = asyncio.run(_searches(base, queries, clients=CLIENTS, seconds=seconds))
-        run_.label, run_.workers = f"{CLIENTS} clients, 1 worker(s), int8 queries", 1
-        run_.query_backend = "onnx-int8"
-        result.runs.append(run_)
-        log(f"{run_.label}: {run_.calls_per_second:.1f} calls/s, p95 {run_.p95:.0f} ms, {run_.errors} errors")
     result.outage = _outage(outage_seconds, log)
     return result
 
