@@ -46,6 +46,13 @@ def int8_embedder(cache_dir: Path, settings: Settings) -> SentenceTransformerEmb
     return bundled_embedder(cache_dir, settings, document_backend="onnx-int8")
 
 
+def put_unreadable_int8_graph(cache_dir: Path) -> None:
+    """A float graph present (so not exported again) and an int8 graph ONNX Runtime cannot read."""
+    source = query_encoder.export_path(cache_dir, "all-MiniLM-L6-v2", BUNDLED_MODEL_SHA256)
+    source.write_bytes(b"")
+    int8_graph.quantized_path(source).write_bytes(b"not an onnx graph")
+
+
 def test_batches_on_int8_are_close_to_torch_and_keep_their_order(
     embedder: SentenceTransformerEmbedder, settings: Settings, tmp_path: Path
 ) -> None:
@@ -78,10 +85,7 @@ def test_an_unreadable_quantized_graph_leaves_ingest_on_torch(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    source = query_encoder.export_path(tmp_path, "all-MiniLM-L6-v2", BUNDLED_MODEL_SHA256)
-    tmp_path.mkdir(exist_ok=True)
-    source.write_bytes(b"")  # present, so not exported again
-    int8_graph.quantized_path(source).write_bytes(b"not an onnx graph")
+    put_unreadable_int8_graph(tmp_path)
     fallback = int8_embedder(tmp_path, settings)
     assert fallback.document_backend == "torch"
     assert "int8 document encoder is unavailable" in caplog.text
@@ -114,9 +118,7 @@ def test_an_unreadable_int8_graph_leaves_queries_on_torch(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    source = query_encoder.export_path(tmp_path, "all-MiniLM-L6-v2", BUNDLED_MODEL_SHA256)
-    source.write_bytes(b"")
-    int8_graph.quantized_path(source).write_bytes(b"not an onnx graph")
+    put_unreadable_int8_graph(tmp_path)
     fallback = bundled_embedder(tmp_path, settings, query_backend="onnx-int8")
     assert fallback.query_backend == "torch"
     assert "int8 query encoder is unavailable" in caplog.text
