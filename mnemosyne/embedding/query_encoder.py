@@ -6,8 +6,9 @@ same graph in about 7 ms. Ingest batches run on the same graph with int8 weights
 (document_encoder.py; in float it is no faster than torch on long, padded batches).
 
 The transformer is exported with torch.onnx from the model already loaded, so from weights whose
-SHA-256 was checked, into EMBEDDING_CACHE_DIR under a name carrying that digest and the exporting
-versions (several processes starting at once export it once, under a file lock). Every load
+SHA-256 was checked, less the attention's redundant nodes (attention_graph.py), into
+EMBEDDING_CACHE_DIR under a name carrying that digest and the exporting versions (several
+processes starting at once export it once, under a file lock). Every load
 checks the exported graph against the torch model on probe sentences (cosine ≥ 0.9999 after the
 model's own pooling and normalisation); when it differs, or cannot be built, queries stay on
 torch and a warning says why.
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
-from mnemosyne.embedding import int8_graph
+from mnemosyne.embedding import attention_graph, int8_graph
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -44,6 +45,9 @@ PROBES = (
 )
 MIN_PROBE_COSINE = 0.9999
 OPSET = 17
+# Part of the graph's file name: a new revision of the export (attention_graph.py at 2) is built
+# beside the old file, never read from it.
+GRAPH_REVISION = 2
 
 
 class QueryEncoderUnavailable(Exception):
@@ -55,7 +59,7 @@ def export_path(cache_dir: Path, model_id: str, weights_sha256: str) -> Path:
     import torch
 
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(model_id).name or model_id)
-    versions = f"torch{torch.__version__}-ort{onnxruntime.__version__}-opset{OPSET}"
+    versions = f"torch{torch.__version__}-ort{onnxruntime.__version__}-opset{OPSET}-g{GRAPH_REVISION}"
     return cache_dir / f"{slug}-{weights_sha256[:16]}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', versions)}.onnx"
 
 
@@ -100,6 +104,7 @@ def _export(model: SentenceTransformer, target: Path) -> None:
                 opset_version=OPSET,
                 dynamo=False,
             )
+        attention_graph.simplify(partial)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
