@@ -1,7 +1,9 @@
 """Ingest throughput end to end versus the raw embedding throughput of the same model, and peak RSS.
 
-Raw and end-to-end runs alternate (raw, e2e, raw, e2e, raw) on the 1x corpus so that the machine's
-noise falls on both; each end-to-end run starts from an empty index. The 10x corpus runs twice
+Raw and end-to-end runs alternate (raw, e2e, e2e on torch, raw, e2e, e2e on torch, raw) on the 1x
+corpus so that the machine's noise falls on all three; each end-to-end run starts from an empty
+index. The runs on torch (EMBEDDING_DOCUMENT_BACKEND=torch, the document encoder before int8) are
+what the default's end to end is compared with. The 10x corpus runs twice
 for peak RSS (a peak is the maximum of a noisy series, so one run of each size would compare two
 draws); the last run stays in the database as the real part of the search benchmark's index.
 """
@@ -33,6 +35,7 @@ SEARCH_LIBRARY = "bench-search"
 REAL_COLLECTION = "scifact"
 RAW_RUNS = 3
 RUNS_10X = 2
+ON_TORCH = {"EMBEDDING_DOCUMENT_BACKEND": "torch"}
 
 Log = Callable[[str], None]
 
@@ -65,21 +68,24 @@ def raw_embedding_rate(per_document: list[list[str]], embedder: Embedder) -> flo
     return len(inputs) / (time.perf_counter() - started)
 
 
-def child_environment() -> dict[str, str]:
+def child_environment(overrides: dict[str, str] | None = None) -> dict[str, str]:
     """The parent's environment, pointed at the benchmark's database and data directory."""
     return {
         **os.environ,
+        **(overrides or {}),
         "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
         "DATABASE_URL": database.database_url(),
         "MNEMOSYNE_DATA_DIR": str(settings.MNEMOSYNE_DATA_DIR),
     }
 
 
-def run_ingest_child(directory: Path, *, library: str, collection: str) -> IngestRun:
+def run_ingest_child(
+    directory: Path, *, library: str, collection: str, environment: dict[str, str] | None = None
+) -> IngestRun:
     completed = subprocess.run(
         [sys.executable, "-m", "benchmarks._ingest_child", str(directory), library, collection],
         cwd=ROOT,
-        env=child_environment(),
+        env=child_environment(environment),
         capture_output=True,
         text=True,
         check=False,
@@ -143,6 +149,16 @@ def run(*, corpus_1x: Path, corpus_10x: Path, embedder: Embedder, log: Log) -> I
             f"{100 * e2e.embedding_share:.0f} % of it embedding; "
             f"start-up {e2e.startup_seconds:.1f} s), "
             f"peak RSS {e2e.peak_rss_bytes / 2**20:.0f} MiB"
+        )
+        database.reset()
+        on_torch = run_ingest_child(
+            corpus_1x, library=INGEST_LIBRARY, collection=f"torch-{round_number + 1}", environment=ON_TORCH
+        )
+        result.torch_runs_1x.append(on_torch)
+        log(
+            f"end to end on torch {round_number + 1}/{RAW_RUNS - 1}: "
+            f"{on_torch.chunks_per_second:.1f} chunks/s "
+            f"({on_torch.chunks} chunks in {on_torch.seconds:.1f} s)"
         )
     result.runs_10x = [ingest_search_corpus(corpus_10x, log) for _ in range(RUNS_10X)]
     return result

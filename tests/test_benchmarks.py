@@ -102,6 +102,8 @@ def sample_result() -> BenchResult:
         peak_rss_bytes=2**30,
     )
     ingest = IngestResult(documents=300, planned_chunks=700, raw_rates=[8.0, 7.0, 9.0], runs_1x=[run, run])
+    on_torch = IngestRun(300, 700, 250.0, 240.0, 20.0, 2**29, 2**30)
+    ingest.torch_runs_1x = [on_torch, on_torch]
     ingest.runs_10x = [IngestRun(3000, 7000, 1000.0, 850.0, 20.0, 2**29, 2**30)] * 2
     size = SearchSize(chunks=100_000, queries=2, build=BuildTimes(real_chunks=7000, copied_chunks=93_000))
     size.latencies = {
@@ -132,6 +134,10 @@ def test_the_report_states_ratios_and_verdicts_against_the_targets() -> None:
     assert size.dominant_leg() == "fulltext_leg"
     markdown = report.render(result)
     assert "| end to end / raw | | 0.88 | ≥ 0.8: met |" in markdown
+    # 7.0 chunks/s against 700 / 250 s = 2.8 chunks/s on torch.
+    assert result.ingest.speedup == pytest.approx(2.5)
+    assert "| end to end on torch, chunks/s | 2.8, 2.8 | 2.8 | |" in markdown
+    assert "| end to end / end to end on torch | | 2.50 | ≥ 2.5: met |" in markdown
     assert "busy (`embed_batch`), same process | 0.90, 0.90 | 0.90 | |" in markdown
     assert "p50 55.0 ms (≤ 40: **missed**)" in markdown
     assert "MCP + HTTP overhead 22.2 % (≤ 25 %: met)" in markdown
