@@ -25,7 +25,6 @@ from benchmarks.results import IngestResult, IngestRun
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import pipeline
 from mnemosyne.ingestion.parsing import parse_bytes
-from mnemosyne.ingestion.planning import plan_chunks
 from mnemosyne.ingestion.sources import SourceFile, discover
 from mnemosyne.library.models import Collection
 
@@ -47,13 +46,8 @@ def planned_inputs(directory: Path, embedder: Embedder) -> list[list[str]]:
         if not isinstance(entry, SourceFile):
             continue
         parsed = parse_bytes(entry.path.read_bytes(), filename=entry.path.name)
-        chunks = plan_chunks(
-            parsed,
-            max_tokens=settings.CHUNK_MAX_TOKENS,
-            overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
-            count_tokens=embedder.count_tokens,
-            locate_tokens=embedder.token_starts,
-        )
+        # Planned by the pipeline's own function, so the raw runs embed the chunks ingest writes.
+        chunks = pipeline.chunks_of(parsed, embedder)
         per_document.append([chunk.embedding_input for chunk in chunks])
     return per_document
 

@@ -212,16 +212,21 @@ def _groups(
         yield group
 
 
+def chunks_of(parsed: ParsedDocument, embedder: Embedder) -> list[PlannedChunk]:
+    """A parsed document's chunks, planned under the settings as ingest plans them."""
+    return plan_chunks(
+        parsed,
+        max_tokens=settings.CHUNK_MAX_TOKENS,
+        overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
+        count_tokens=embedder.count_tokens,
+        locate_tokens=embedder.token_starts,
+        section_tokens=settings.CHUNK_SECTION_TOKENS,
+    )
+
+
 def _plan(document: DocumentInput, embedder: Embedder) -> _Planned:
     try:
-        chunks = plan_chunks(
-            document.parsed,
-            max_tokens=settings.CHUNK_MAX_TOKENS,
-            overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
-            count_tokens=embedder.count_tokens,
-            locate_tokens=embedder.token_starts,
-            section_tokens=settings.CHUNK_SECTION_TOKENS,
-        )
+        chunks = chunks_of(document.parsed, embedder)
     except Exception as exc:
         logger.exception("chunking %s failed", document.source)
         return _Planned(document, [], exc)
