@@ -37,7 +37,7 @@ import psutil
 from django.conf import settings
 
 from benchmarks import ingest, scale
-from benchmarks.results import CpuPerSearch, LoadResult, LoadRun, MixedLoad, OutageRun
+from benchmarks.load_results import CpuPerSearch, LoadResult, LoadRun, MixedLoad, OutageRun
 from benchmarks.search import MCP_HEADERS, mcp_server, sse_payload
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection

@@ -6,6 +6,8 @@ import math
 from pathlib import Path
 from statistics import median
 
+from benchmarks import load_results
+from benchmarks.cells import mib, number, verdict
 from benchmarks.results import (
     INGEST_RATIO_TARGET,
     INGEST_SPEEDUP_TARGET,
@@ -22,7 +24,6 @@ from benchmarks.results import (
     ExtractorRun,
     FormatAnswer,
     IngestResult,
-    LoadResult,
     MillionResult,
     OcrRun,
     SearchSize,
@@ -35,18 +36,6 @@ END_MARKER = "<!-- bench:results:end -->"
 
 class MarkersMissing(ValueError):
     """The page has no results section to replace."""
-
-
-def number(value: float, digits: int = 1) -> str:
-    return "—" if math.isnan(value) else f"{value:,.{digits}f}"
-
-
-def mib(value: float) -> str:
-    return "—" if math.isnan(value) else f"{value / 2**20:,.0f} MiB"
-
-
-def verdict(met: bool) -> str:
-    return "met" if met else "**missed**"
 
 
 def splice(page: str, section: str) -> str:
@@ -87,7 +76,7 @@ def render(result: BenchResult) -> str:
     if result.ocr:
         lines += _ocr(result.ocr)
     if result.load is not None:
-        lines += _load(result.load)
+        lines += load_results.section(result.load)
     if result.million is not None:
         lines += _million(result.million)
     if result.sync is not None:
@@ -97,74 +86,6 @@ def render(result: BenchResult) -> str:
     if result.notes:
         lines += ["Notes:", "", *(f"- {note}" for note in result.notes), ""]
     return "\n".join(lines)
-
-
-def _load(load: LoadResult) -> list[str]:
-    lines = [
-        f"### Load ({load.chunks:,} chunks, search `limit` 20, MCP over HTTP, {load.seconds:.0f} s each)",
-        "",
-    ]
-    for cpu, queries in ((load.cpu, ""), (load.cpu_int8, ", queries on the int8 graph")):
-        if cpu is None:
-            continue
-        lines += [
-            f"One search, single client ({cpu.calls} in a row{queries}): {number(cpu.server_ms)} ms of "
-            f"server CPU (uvicorn's processes) and {number(cpu.postgres_ms)} ms of PostgreSQL CPU, "
-            f"{number(cpu.wall_ms)} ms wall time; 2 cores could serve at most "
-            f"~{number(cpu.ceiling_calls_per_second, 0)} calls/s at that cost.",
-            "",
-        ]
-    lines += ["| run | calls/s | p50 ms | p95 ms | p99 ms | errors |", "|---|---|---|---|---|---|"]
-    runs = list(load.runs) + ([load.mixed.search] if load.mixed is not None else [])
-    for run in runs:
-        lines.append(
-            f"| {run.label} | {number(run.calls_per_second)} | {number(run.p50, 0)} | {number(run.p95, 0)} "
-            f"| {number(run.p99, 0)} | {run.errors} |"
-        )
-    lines.append("")
-    for run in runs:
-        for kind, count in sorted(run.error_kinds.items()):
-            lines.append(f"- {run.label}, error ×{count}: `{kind}`")
-    if any(run.error_kinds for run in runs):
-        lines.append("")
-    by_kind = {(run.workers, run.query_backend): run for run in load.runs}
-    one = by_kind.get((1, "onnx"))
-    if one is not None and one.calls_per_second > 0:
-        for other, said in (
-            ((2, "onnx"), "2 workers against 1"),
-            ((1, "onnx-int8"), "int8 queries against float"),
-        ):
-            if other in by_kind:
-                ratio = by_kind[other].calls_per_second / one.calls_per_second
-                lines += [f"{said}: {number(ratio, 2)}× the calls/s.", ""]
-    if load.mixed is not None:
-        mixed = load.mixed
-        lines += [
-            f"Mixed ({mixed.writers} writers, {mixed.searchers} searchers, 2 workers): "
-            f"{len(mixed.write_ms)} writes, p50 {number(mixed.write_p50, 0)} ms, "
-            f"p95 {number(mixed.write_p95, 0)} ms (a write alone: p50 {number(mixed.alone_p50, 0)} ms); "
-            f"{number(100 * mixed.server_share, 0)} % of a write's time is inside the tool call; "
-            f"of a write's mean {number(mixed.write_mean, 0)} ms, "
-            f"{number(mixed.wait_ms_per_write, 0)} ms waiting for the embedding model "
-            f"(one batch at a time per worker), {number(mixed.embed_ms_per_write, 0)} ms in it; "
-            f"{mixed.write_errors} write errors; lost (answered as written, not complete in the database): "
-            f"{len(mixed.lost)}.",
-            "",
-        ]
-    if load.outage is not None:
-        outage = load.outage
-        per_second = outage.answers_while_down / outage.down_seconds if outage.down_seconds else math.nan
-        lines += [
-            f"Outage (PostgreSQL stopped {outage.down_seconds:.0f} s under {outage.clients} clients calling "
-            f"`list_libraries` with a token): {outage.answers_while_down} answers while it was down "
-            f"({number(per_second)} a second): {outage.unavailable_503} HTTP 503 with Retry-After, "
-            f"{outage.tool_errors} tool errors saying so, {outage.failures} other failures (5xx, reset); "
-            f"first normal answer {number(outage.recovery_seconds, 2)} s after the restart; the server "
-            f"logged {outage.log_lines_not_access} warning or error lines, {outage.tracebacks} tracebacks "
-            f"({outage.log_lines} lines in all, with one INFO line per tool call).",
-            "",
-        ]
-    return lines
 
 
 def _documents(documents: DocumentsResult) -> list[str]:

@@ -6,6 +6,10 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchmarks.load_results import LoadResult
 
 INGEST_RATIO_TARGET = 0.8
 # End to end against the same ingest with the documents embedded on torch (the encoder before int8).
@@ -292,121 +296,6 @@ class ExtractorRun:
     seconds: float
     run_together: int
     ligatures: int
-
-
-@dataclass
-class LoadRun:
-    """Concurrent clients calling search for a while."""
-
-    label: str
-    workers: int
-    clients: int
-    seconds: float
-    latencies_ms: list[float] = field(default_factory=list)
-    # How the server embedded the queries (EMBEDDING_QUERY_BACKEND).
-    query_backend: str = "onnx"
-    errors: int = 0
-    # What each error was (an HTTP status and its start, a tool error, an exception), with counts.
-    error_kinds: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def calls_per_second(self) -> float:
-        return len(self.latencies_ms) / self.seconds if self.seconds > 0 else math.nan
-
-    @property
-    def p50(self) -> float:
-        return percentile(self.latencies_ms, 0.5)
-
-    @property
-    def p95(self) -> float:
-        return percentile(self.latencies_ms, 0.95)
-
-    @property
-    def p99(self) -> float:
-        return percentile(self.latencies_ms, 0.99)
-
-
-@dataclass(frozen=True)
-class CpuPerSearch:
-    calls: int
-    server_ms: float
-    postgres_ms: float
-    wall_ms: float
-
-    @property
-    def ceiling_calls_per_second(self) -> float:
-        """What 2 cores could serve at most if a search cost only this CPU."""
-        spent = self.server_ms + self.postgres_ms
-        return 2 * 1000 / spent if spent > 0 else math.nan
-
-
-@dataclass
-class MixedLoad:
-    writers: int
-    searchers: int
-    seconds: float
-    alone_ms: list[float] = field(default_factory=list)
-    write_ms: list[float] = field(default_factory=list)
-    write_server_ms: list[float] = field(default_factory=list)
-    written: list[str] = field(default_factory=list)
-    write_errors: int = 0
-    lost: list[str] = field(default_factory=list)
-    search: LoadRun = field(default_factory=lambda: LoadRun("", 2, 0, 0.0))
-    # Per write, from the server's metrics: waiting for the model (another batch in it), in it.
-    wait_ms_per_write: float = math.nan
-    embed_ms_per_write: float = math.nan
-
-    @property
-    def write_mean(self) -> float:
-        return statistics.fmean(self.write_ms) if self.write_ms else math.nan
-
-    @property
-    def write_p50(self) -> float:
-        return percentile(self.write_ms, 0.5)
-
-    @property
-    def write_p95(self) -> float:
-        return percentile(self.write_ms, 0.95)
-
-    @property
-    def alone_p50(self) -> float:
-        return percentile(self.alone_ms, 0.5)
-
-    @property
-    def server_share(self) -> float:
-        """Of a write's time as the client saw it, the share spent inside the tool call."""
-        pairs = [
-            (s, c) for s, c in zip(self.write_server_ms, self.write_ms, strict=False) if not math.isnan(s)
-        ]
-        return sum(s for s, _ in pairs) / sum(c for _, c in pairs) if pairs else math.nan
-
-
-@dataclass
-class OutageRun:
-    down_seconds: float
-    clients: int
-    answers_while_down: int = 0
-    unavailable_503: int = 0
-    tool_errors: int = 0
-    # Answers that were neither: a 5xx other than 503, or no answer at all (a reset connection).
-    failures: int = 0
-    recovery_seconds: float = math.nan
-    log_lines: int = 0
-    # Lines at WARNING or above (at LOG_LEVEL=info every tool call also writes one INFO line).
-    log_lines_not_access: int = 0
-    tracebacks: int = 0
-
-
-@dataclass
-class LoadResult:
-    chunks: int
-    seconds: float
-    runs: list[LoadRun] = field(default_factory=list)
-    cpu: CpuPerSearch | None = None
-    # The same single-client measure with the queries on the int8 graph (EMBEDDING_QUERY_BACKEND).
-    cpu_int8: CpuPerSearch | None = None
-    mixed: MixedLoad | None = None
-    outage: OutageRun | None = None
 
 
 @dataclass

@@ -185,8 +185,7 @@ def test_the_million_report_gives_targets_recall_build_phases_and_sizes() -> Non
 
 
 def test_the_load_report_gives_rates_percentiles_the_cpu_ceiling_and_the_outage() -> None:
-    from benchmarks.report import _load
-    from benchmarks.results import CpuPerSearch, LoadResult, LoadRun, MixedLoad, OutageRun
+    from benchmarks.load_results import CpuPerSearch, LoadResult, LoadRun, MixedLoad, OutageRun, section
 
     one = LoadRun("50 clients, 1 worker(s)", 1, 50, 10.0, latencies_ms=[100.0] * 300, errors=0)
     two = LoadRun("50 clients, 2 worker(s)", 2, 50, 10.0, latencies_ms=[80.0] * 450, errors=1)
@@ -202,7 +201,7 @@ def test_the_load_report_gives_rates_percentiles_the_cpu_ceiling_and_the_outage(
     load = LoadResult(chunks=100_000, seconds=10.0, runs=[one, two, int8], mixed=mixed, outage=outage)
     load.cpu = CpuPerSearch(calls=200, server_ms=15.0, postgres_ms=5.0, wall_ms=30.0)
     load.cpu_int8 = CpuPerSearch(calls=200, server_ms=11.0, postgres_ms=5.0, wall_ms=26.0)
-    text = "\n".join(_load(load))
+    text = "\n".join(section(load))
     assert "int8 queries against float: 1.20× the calls/s." in text
     assert "(200 in a row, queries on the int8 graph): 11.0 ms of server CPU" in text
     assert "| 50 clients, 1 worker(s) | 30.0 | 100 | 100 | 100 | 0 |" in text
