@@ -6,8 +6,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
+from django.db.models.expressions import RawSQL
 
 from mnemosyne import graph
 from mnemosyne.graph import ChunkConcepts
@@ -64,9 +66,10 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
     Chunk.objects.filter(item_id__in=by_pk).delete()
     rows: list[Chunk] = []
     planned: list[PlannedChunk] = []
+    configs = library_text_configs({item.collection.library_id for item in locked.values()})
     for pk, entry in by_pk.items():
         item = locked[pk]
-        rows.extend(_chunk_rows(item, entry))
+        rows.extend(_chunk_rows(item, entry, configs[item.collection.library_id]))
         planned.extend(entry.chunks)
     created = Chunk.objects.bulk_create(rows, batch_size=1000)
     graph.record_chunk_concepts(
@@ -75,13 +78,8 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
             for row, chunk in zip(created, planned, strict=True)
         ]
     )
-    configs = library_text_configs({row.library_id for row in created})
-    write_search_vectors(
-        [row.pk for row in created],
-        [chunk.header for chunk in planned],
-        [chunk.span.text for chunk in planned],
-        [configs[row.library_id] for row in created],
-    )
+    with connection.cursor() as cursor:
+        write_postings(cursor, [row.pk for row in created])
     services.mark_complete(
         items=[
             services.CompletedItem(
@@ -98,7 +96,7 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
     return old_prefixes
 
 
-def _chunk_rows(item: Item, entry: ItemChunks) -> list[Chunk]:
+def _chunk_rows(item: Item, entry: ItemChunks, text_config: str) -> list[Chunk]:
     collection = item.collection
     prefix = entry.prefix
     return [
@@ -121,9 +119,25 @@ def _chunk_rows(item: Item, entry: ItemChunks) -> list[Chunk]:
             char_end=chunk.span.char_end,
             token_count=chunk.span.token_count,
             storage_key=text_key(prefix, ordinal),
+            search_vector=search_vector(text_config, chunk.header, chunk.span.text),
         )
         for ordinal, (chunk, vector) in enumerate(zip(entry.chunks, entry.vectors, strict=True))
     ]
+
+
+# A chunk's full-text vector: over its full text, in its library's language; headings weigh more
+# than body text. The same expression as write_search_vectors' UPDATE.
+SEARCH_VECTOR_SQL = (
+    "setweight(to_tsvector(%s::regconfig, %s), 'A') || setweight(to_tsvector(%s::regconfig, %s), 'B')"
+)
+
+
+def search_vector(config: str, header: str, body: str) -> RawSQL:
+    """A new chunk row's full-text vector, computed by its INSERT. Set by an UPDATE after it
+    instead, every row would be written twice: the update cannot be HOT (search_vector has its GIN
+    index), so it adds an entry to each of the table's indexes, HNSW included, and leaves a dead
+    row for vacuum."""
+    return RawSQL(SEARCH_VECTOR_SQL, [config, header, config, body], output_field=SearchVectorField())
 
 
 def library_text_configs(library_ids: set[int]) -> dict[int, str]:
@@ -133,8 +147,8 @@ def library_text_configs(library_ids: set[int]) -> dict[int, str]:
 
 
 def write_search_vectors(ids: list[int], headers: list[str], bodies: list[str], configs: list[str]) -> None:
-    """Full-text vectors over the full chunk text, in each chunk's library's language; headings
-    weigh more than body text."""
+    """Full-text vectors and postings of chunks already written (a library's new language): over
+    the full chunk text, in each chunk's library's language; headings weigh more than body text."""
     if not ids:
         return
     with connection.cursor() as cursor:

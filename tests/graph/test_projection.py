@@ -68,7 +68,7 @@ def test_a_rolled_back_batch_sends_nothing_to_the_projected_graph(
     def fail(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the full-text index write failed")
 
-    monkeypatch.setattr(writes, "write_search_vectors", fail)
+    monkeypatch.setattr(writes, "write_postings", fail)
     collection = ensure_collection(library=ensure_library(name="Projection"), name="c")
     summary = runner.ingest_paths(
         [write_docs(tmp_path / "docs")], collection=collection, report=lambda line: None, embedder=embedder

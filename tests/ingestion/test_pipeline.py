@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from pytest_django.fixtures import Settings
 
 from mnemosyne.embedding import Embedder
@@ -16,6 +18,7 @@ from mnemosyne.graph import concepts
 from mnemosyne.ingestion import runner, writes
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.normalising import normalise_text
+from mnemosyne.ingestion.planning import header_text
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
@@ -54,6 +57,31 @@ def test_it_keeps_full_text_in_the_chunk_store_with_exact_offsets(embedder: Embe
         assert chunk.search_vector
     sections = list(Chunk.objects.filter(item=item).values_list("section_path", flat=True))
     assert any(path.endswith("Schedule") for path in sections)
+
+
+def test_a_chunks_full_text_vector_is_written_with_its_row_not_updated_after(embedder: Embedder) -> None:
+    with CaptureQueriesContext(connection) as queries:
+        ingest_fixture_docs(embedder)
+    # An UPDATE of the rows could not be HOT (the vector has a GIN index): a second entry in every
+    # index of the table, and a dead row each.
+    updates = [q["sql"] for q in queries if re.match(r'\s*UPDATE\s+"?library_chunk\b', q["sql"], re.I)]
+    assert updates == []
+    assert any(re.match(r'\s*INSERT INTO\s+"library_chunk"', q["sql"]) for q in queries)
+    item = Item.objects.get(source="docs/backups.md")
+    store = get_chunk_store()
+    with connection.cursor() as cursor:
+        for chunk in Chunk.objects.filter(item=item):
+            # The vector is what write_search_vectors (a library's new language) makes of the
+            # chunk's heading path and full text: weight A for the one, B for the other.
+            header = header_text(item.title, chunk.section_path)
+            body = store.get(chunk.storage_key).decode()
+            cursor.execute(
+                "SELECT %s::tsvector = setweight(to_tsvector('english', %s), 'A')"
+                " || setweight(to_tsvector('english', %s), 'B')",
+                [chunk.search_vector, header, body],
+            )
+            assert cursor.fetchone() == (True,)
+            assert chunk.search_vector
 
 
 def test_it_skips_unchanged_items_on_reingest_without_parsing_them(
