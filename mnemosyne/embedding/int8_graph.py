@@ -42,6 +42,8 @@ def quantize(source: Path, target: Path) -> None:
             per_channel=True,
             op_types_to_quantize=["MatMul"],
         )
+        # Readable like any cache file (the temporary file was made private: 0600).
+        partial.chmod(0o644)
         os.replace(partial, target)
     finally:
         logging.disable(previous)

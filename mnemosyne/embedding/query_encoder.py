@@ -105,6 +105,8 @@ def _export(model: SentenceTransformer, target: Path) -> None:
                 dynamo=False,
             )
         attention_graph.simplify(partial)
+        # Readable like any cache file (the temporary file was made private: 0600).
+        partial.chmod(0o644)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)

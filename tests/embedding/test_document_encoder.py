@@ -73,6 +73,7 @@ def test_the_quantized_graph_is_made_once(
 ) -> None:
     int8_embedder(tmp_path, settings)
     (quantized,) = tmp_path.glob("*-int8-per-channel.onnx")
+    assert quantized.stat().st_mode & 0o777 == 0o644
     modified = quantized.stat().st_mtime_ns
     int8_embedder(tmp_path, settings)
     assert quantized.stat().st_mtime_ns == modified

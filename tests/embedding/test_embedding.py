@@ -61,6 +61,7 @@ def test_the_export_is_made_once_and_reused(embedder: SentenceTransformerEmbedde
     )
     (exported,) = tmp_path.glob("*.onnx")
     assert BUNDLED_MODEL_SHA256[:16] in exported.name
+    assert exported.stat().st_mode & 0o777 == 0o644  # readable by another user sharing the cache
     modified = exported.stat().st_mtime_ns
     second = query_encoder.build(
         model, model_id="all-MiniLM-L6-v2", weights_sha256=BUNDLED_MODEL_SHA256, cache_dir=tmp_path, threads=1
