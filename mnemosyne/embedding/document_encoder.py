@@ -1,8 +1,8 @@
 """Document embeddings (ingest batches) on ONNX Runtime with int8 weights (int8_graph.py).
 
 Batches are sorted by length (less padding) and run on one single-threaded session per core at
-once: on a 2-core machine 1.9 times torch's chunks/s ingesting SciFact, whose train nDCG@10 moves
-from 0.736 to 0.735 (docs/benchmarks.md); vectors at cosine ≈ 0.99 of torch's.
+once: on a 2-core machine about 2 times torch's chunks/s ingesting SciFact, whose train nDCG@10
+moves from 0.736 to 0.735 (docs/benchmarks.md); vectors at cosine ≈ 0.99 of torch's.
 
 Every load compares the int8 vectors with torch's on probe sentences; below
 int8_graph.MIN_PROBE_COSINE, or when quantization fails, ingest stays on torch and a warning says why.
