@@ -8,10 +8,10 @@ same graph in about 7 ms. Ingest batches run on the same graph with int8 weights
 The transformer is exported with torch.onnx from the model already loaded, so from weights whose
 SHA-256 was checked, less the attention's redundant nodes (attention_graph.py), into
 EMBEDDING_CACHE_DIR under a name carrying that digest and the exporting versions (several
-processes starting at once export it once, under a file lock). Every load
-checks the exported graph against the torch model on probe sentences (cosine ≥ 0.9999 after the
-model's own pooling and normalisation); when it differs, or cannot be built, queries stay on
-torch and a warning says why.
+processes starting at once export it once, under a file lock). Every load checks the exported
+graph against the torch model on probe sentences (cosine ≥ 0.9999 after the model's own pooling
+and normalisation); when it differs, or cannot be built, queries stay on torch and a warning
+says why.
 """
 
 from __future__ import annotations
