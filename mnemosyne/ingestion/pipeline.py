@@ -151,10 +151,23 @@ def unchanged_result(
 
     Lets a caller skip parsing a document it would only find unchanged (one indexed query).
     """
-    item = Item.objects.filter(collection=collection, source=source).first()
-    if item is None or not _up_to_date(item, digest, ingest_config_signature(embedder)):
-        return None
-    return IngestResult(source, Outcome.UNCHANGED, item.uid, item.chunk_count)
+    return unchanged_results(collection=collection, sources=[source], embedder=embedder)(source, digest)
+
+
+def unchanged_results(
+    *, collection: Collection, sources: Iterable[str], embedder: Embedder
+) -> Callable[[str, str], IngestResult | None]:
+    """unchanged_result for any of `sources`, their items read with one query now."""
+    items = {item.source: item for item in Item.objects.filter(collection=collection, source__in=sources)}
+    signature = ingest_config_signature(embedder)
+
+    def result(source: str, digest: str) -> IngestResult | None:
+        item = items.get(source)
+        if item is None or not _up_to_date(item, digest, signature):
+            return None
+        return IngestResult(source, Outcome.UNCHANGED, item.uid, item.chunk_count)
+
+    return result
 
 
 def _up_to_date(item: Item, digest: str, signature: str) -> bool:

@@ -21,7 +21,7 @@ from mnemosyne.ingestion.pipeline import (
     Outcome,
     content_hash,
     ingest_documents,
-    unchanged_result,
+    unchanged_results,
 )
 from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url, too_large
 from mnemosyne.library.errors import NotFound
@@ -32,6 +32,8 @@ from mnemosyne.storage import ChunkStore, get_chunk_store
 Report = Callable[[str], None]
 
 SUMMARY_COUNTS = ("created", "updated", "unchanged", "failed", "skipped", "pruned")
+# Files whose items are looked up with one query (a re-run over an unchanged tree is mostly that).
+LOOKUP_FILES = 256
 
 
 @dataclass
@@ -101,21 +103,23 @@ def ingest_paths(
             report(f"{result.outcome.value} {result.source} ({result.chunk_count} chunks{notes})")
         bar.update(1)
 
-    known = unchanged_lookup(collection, embedder)
-
     def documents() -> Iterator[DocumentInput]:
-        # Files are read (and URLs fetched) one at a time, as the pipeline asks for them.
-        for source_file in inputs.files:
-            bar.set_postfix_str(source_file.source[-40:], refresh=False)
-            document = read_file(source_file, unchanged=known)
-            if isinstance(document, Skipped):
-                summary.skipped.append(document)
-                report(f"skipped {document.path}: {document.reason}")
-                bar.update(1)
-            elif isinstance(document, IngestResult):
-                on_result(document)
-            else:
-                yield document
+        # Files are read (and URLs fetched) one at a time, as the pipeline asks for them; whether
+        # their items are up to date is read for LOOKUP_FILES of them at a time.
+        for start in range(0, len(inputs.files), LOOKUP_FILES):
+            window = inputs.files[start : start + LOOKUP_FILES]
+            known = unchanged_lookup(collection, embedder, [source_file.source for source_file in window])
+            for source_file in window:
+                bar.set_postfix_str(source_file.source[-40:], refresh=False)
+                document = read_file(source_file, unchanged=known)
+                if isinstance(document, Skipped):
+                    summary.skipped.append(document)
+                    report(f"skipped {document.path}: {document.reason}")
+                    bar.update(1)
+                elif isinstance(document, IngestResult):
+                    on_result(document)
+                else:
+                    yield document
         for url in inputs.urls:
             bar.set_postfix_str(url[-40:], refresh=False)
             fetched = read_url(url)
@@ -144,13 +148,10 @@ def ingest_paths(
 UnchangedLookup = Callable[[str, str], IngestResult | None]
 
 
-def unchanged_lookup(collection: Collection, embedder: Embedder) -> UnchangedLookup:
-    """For read_file: (source, digest) → the result of an item already up to date, else None."""
-
-    def lookup(source: str, digest: str) -> IngestResult | None:
-        return unchanged_result(collection=collection, source=source, digest=digest, embedder=embedder)
-
-    return lookup
+def unchanged_lookup(collection: Collection, embedder: Embedder, sources: Sequence[str]) -> UnchangedLookup:
+    """For read_file: (source, digest) → the result of an item already up to date, else None, for
+    any of `sources` (their items read with one query now)."""
+    return unchanged_results(collection=collection, sources=sources, embedder=embedder)
 
 
 def read_file(

@@ -62,7 +62,8 @@ def _ingest_source(*, collection_id: int, location: str, source: str) -> dict[st
         document = read_url(location)
     else:
         document = read_file(
-            SourceFile(path=Path(location), source=source), unchanged=unchanged_lookup(collection, embedder)
+            SourceFile(path=Path(location), source=source),
+            unchanged=unchanged_lookup(collection, embedder, [source]),
         )
     if isinstance(document, Skipped):
         raise IngestTaskFailed(f"skipped {source}: {document.reason}")

@@ -97,14 +97,19 @@ def test_it_skips_unchanged_items_on_reingest_without_parsing_them(
         return parse(data, filename=filename)
 
     monkeypatch.setattr(runner, "parse_bytes", counting_parse)
-    summary = ingest_paths(
-        [FIXTURES / "docs"], collection=collection, report=lambda line: None, embedder=embedder
-    )
+    monkeypatch.setattr(runner, "LOOKUP_FILES", 2)
+    with CaptureQueriesContext(connection) as queries:
+        summary = ingest_paths(
+            [FIXTURES / "docs"], collection=collection, report=lambda line: None, embedder=embedder
+        )
 
     assert summary.counts()["unchanged"] == 3
     assert dict(Chunk.objects.values_list("uid", "storage_key")) == before
     # Only the two files that were skipped as unreadable are read again.
     assert sorted(parsed) == ["corrupt.txt", "diagram.png"]
+    # The five files' items are looked up two files at a time: three queries, not five.
+    lookups = [q["sql"] for q in queries if 'FROM "library_item"' in q["sql"] and '"source" IN' in q["sql"]]
+    assert len(lookups) == 3
 
 
 def test_it_replaces_a_changed_items_chunks_and_deletes_old_objects(
