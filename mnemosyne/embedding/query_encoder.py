@@ -45,8 +45,8 @@ PROBES = (
 )
 MIN_PROBE_COSINE = 0.9999
 OPSET = 17
-# Part of the graph's file name: a new revision of the export (attention_graph.py at 2) is built
-# beside the old file, never read from it.
+# In the graph's file name; raised whenever the export itself changes (2: attention_graph.py), so
+# that a graph cached by an older export is never read.
 GRAPH_REVISION = 2
 
 
