@@ -312,7 +312,9 @@ def _finish(batch: _Batch, store: ChunkStore, signature: str, model: _Model) -> 
     for claimed in batch.claimed:
         entries.append(_entry(claimed, vectors[offset : offset + len(claimed.chunks)], signature))
         offset += len(claimed.chunks)
-    return batch.results + _write(batch.claimed, entries, store, model)
+    results = batch.results + _write(batch.claimed, entries, store, model)
+    writes.forget_logged_statements()
+    return results
 
 
 def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> writes.ItemChunks:

@@ -96,6 +96,17 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
     return old_prefixes
 
 
+def forget_logged_statements() -> None:
+    """Drop the SQL this thread's connection logged, as Django does at each request.
+
+    With DEBUG on (a development checkout's default) Django keeps a connection's last 9,000
+    statements, and a batch's INSERT carries its vectors as text, about half a megabyte for 128
+    chunks: a long ingest would hold hundreds of megabytes of it. Kept while a test captures them.
+    """
+    if settings.DEBUG and not connection.force_debug_cursor:
+        connection.queries_log.clear()
+
+
 def _chunk_rows(item: Item, entry: ItemChunks, text_config: str) -> list[Chunk]:
     collection = item.collection
     prefix = entry.prefix

@@ -84,6 +84,18 @@ def test_a_chunks_full_text_vector_is_written_with_its_row_not_updated_after(emb
             assert chunk.search_vector
 
 
+def test_with_debug_on_a_written_batchs_statements_are_not_kept(
+    embedder: Embedder, settings: Settings
+) -> None:
+    settings.DEBUG = True  # Django then logs every statement's SQL (a development checkout's default)
+    connection.queries_log.clear()
+    ingest_fixture_docs(embedder)
+    assert Chunk.objects.exists()
+    # The batch's INSERT of its chunks (vectors as text) was logged, then dropped once written.
+    assert not [q for q in connection.queries_log if 'INSERT INTO "library_chunk"' in q["sql"]]
+    assert connection.queries_log  # what came after the batch is logged as usual
+
+
 def test_it_skips_unchanged_items_on_reingest_without_parsing_them(
     embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
