@@ -137,9 +137,10 @@ def _chunk_rows(item: Item, entry: ItemChunks, text_config: str) -> list[Chunk]:
 
 
 # A chunk's full-text vector: over its full text, in its library's language; headings weigh more
-# than body text. The same expression as write_search_vectors' UPDATE.
+# than body text. One expression for new rows (search_vector) and re-indexed ones
+# (write_search_vectors), each filling in where the configuration, heading and body come from.
 SEARCH_VECTOR_SQL = (
-    "setweight(to_tsvector(%s::regconfig, %s), 'A') || setweight(to_tsvector(%s::regconfig, %s), 'B')"
+    "setweight(to_tsvector({config}, {header}), 'A') || setweight(to_tsvector({config}, {body}), 'B')"
 )
 
 
@@ -148,7 +149,8 @@ def search_vector(config: str, header: str, body: str) -> RawSQL:
     instead, every row would be written twice: the update cannot be HOT (search_vector has its GIN
     index), so it adds an entry to each of the table's indexes, HNSW included, and leaves a dead
     row for vacuum."""
-    return RawSQL(SEARCH_VECTOR_SQL, [config, header, config, body], output_field=SearchVectorField())
+    sql = SEARCH_VECTOR_SQL.format(config="%s::regconfig", header="%s", body="%s")
+    return RawSQL(sql, [config, header, config, body], output_field=SearchVectorField())
 
 
 def library_text_configs(library_ids: set[int]) -> dict[int, str]:
@@ -163,11 +165,11 @@ def write_search_vectors(ids: list[int], headers: list[str], bodies: list[str], 
     if not ids:
         return
     with connection.cursor() as cursor:
+        vector = SEARCH_VECTOR_SQL.format(config="v.config", header="v.header", body="v.body")
         cursor.execute(
-            """
+            f"""
             UPDATE library_chunk AS c
-            SET search_vector = setweight(to_tsvector(v.config, v.header), 'A')
-                             || setweight(to_tsvector(v.config, v.body), 'B')
+            SET search_vector = {vector}
             FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::regconfig[]) AS v(id, header, body, config)
             WHERE c.id = v.id
             """,
