@@ -108,7 +108,8 @@ def ingest_paths(
         # their items are up to date is read for LOOKUP_FILES of them at a time.
         for start in range(0, len(inputs.files), LOOKUP_FILES):
             window = inputs.files[start : start + LOOKUP_FILES]
-            known = unchanged_lookup(collection, embedder, [source_file.source for source_file in window])
+            sources = [source_file.source for source_file in window]
+            known = unchanged_results(collection=collection, sources=sources, embedder=embedder)
             for source_file in window:
                 bar.set_postfix_str(source_file.source[-40:], refresh=False)
                 document = read_file(source_file, unchanged=known)
@@ -145,13 +146,8 @@ def ingest_paths(
     return summary
 
 
+# (source, digest) → the result of an item already up to date, else None (unchanged_results).
 UnchangedLookup = Callable[[str, str], IngestResult | None]
-
-
-def unchanged_lookup(collection: Collection, embedder: Embedder, sources: Sequence[str]) -> UnchangedLookup:
-    """For read_file: (source, digest) → the result of an item already up to date, else None, for
-    any of `sources` (their items read with one query now)."""
-    return unchanged_results(collection=collection, sources=sources, embedder=embedder)
 
 
 def read_file(

@@ -21,14 +21,19 @@ from django.tasks import task
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
-from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, Outcome, ingest_documents
+from mnemosyne.ingestion.pipeline import (
+    DocumentInput,
+    IngestResult,
+    Outcome,
+    ingest_documents,
+    unchanged_results,
+)
 from mnemosyne.ingestion.runner import (
     Report,
     RunSummary,
     prune_missing,
     read_file,
     read_url,
-    unchanged_lookup,
 )
 from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url
 from mnemosyne.library.models import Collection
@@ -63,7 +68,7 @@ def _ingest_source(*, collection_id: int, location: str, source: str) -> dict[st
     else:
         document = read_file(
             SourceFile(path=Path(location), source=source),
-            unchanged=unchanged_lookup(collection, embedder, [source]),
+            unchanged=unchanged_results(collection=collection, sources=[source], embedder=embedder),
         )
     if isinstance(document, Skipped):
         raise IngestTaskFailed(f"skipped {source}: {document.reason}")
