@@ -7,13 +7,10 @@ EMBEDDING_QUERY_BACKEND=onnx-int8 (query_encoder.py).
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import os
-import tempfile
 from pathlib import Path
 
-logger = logging.getLogger(__name__)
+from mnemosyne.embedding import graph_cache
 
 # int8 weights move a vector by about 0.007 in cosine on average (0.99344 on 512 real chunks); a
 # probe further off than this means the quantized graph is not the model.
@@ -27,37 +24,27 @@ def quantized_path(float_path: Path) -> Path:
 def quantize(source: Path, target: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".onnx.partial", delete=False) as handle:
-        partial = Path(handle.name)
     previous = logging.root.manager.disable
-    try:
-        # Quiet: the quantizer logs, on the root logger, a line per tensor it leaves in float (INFO)
-        # and advice to pre-process the graph first (WARNING) that a user can do nothing about.
-        # Its failures raise: the encoder that asked falls back to torch, with a warning.
-        logging.disable(max(previous, logging.WARNING))
-        quantize_dynamic(
-            str(source),
-            str(partial),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            op_types_to_quantize=["MatMul"],
-        )
-        # Readable like any cache file (the temporary file was made private: 0600).
-        partial.chmod(0o644)
-        os.replace(partial, target)
-    finally:
-        logging.disable(previous)
-        partial.unlink(missing_ok=True)
+    with graph_cache.written_whole(target) as partial:
+        try:
+            # Quiet: the quantizer logs, on the root logger, a line per tensor it leaves in float
+            # (INFO) and advice to pre-process the graph first (WARNING) that a user can do nothing
+            # about. Its failures raise: the encoder that asked falls back to torch, with a warning.
+            logging.disable(max(previous, logging.WARNING))
+            quantize_dynamic(
+                str(source),
+                str(partial),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                op_types_to_quantize=["MatMul"],
+            )
+        finally:
+            logging.disable(previous)
 
 
 def ensure_quantized(source: Path) -> Path:
     """The int8 graph of the float graph at `source`, quantized first if it is not there yet (once,
     under the exports' lock)."""
-    target = quantized_path(source)
-    if not target.is_file():
-        with (source.parent / ".export.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not target.is_file():
-                logger.info("quantizing the encoder graph to %s (once per model and version)", target)
-                quantize(source, target)
-    return target
+    return graph_cache.built_once(
+        quantized_path(source), lambda target: quantize(source, target), doing="quantizing"
+    )

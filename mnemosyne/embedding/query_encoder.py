@@ -17,11 +17,8 @@ says why.
 from __future__ import annotations
 
 import copy
-import fcntl
 import logging
-import os
 import re
-import tempfile
 import threading
 import time
 import warnings
@@ -31,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
-from mnemosyne.embedding import attention_graph, int8_graph
+from mnemosyne.embedding import attention_graph, graph_cache, int8_graph
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -88,10 +85,7 @@ def _export(model: SentenceTransformer, target: Path) -> None:
     encoded = model.tokenizer(["export"], return_tensors="pt")
     inputs = ("input_ids", "attention_mask", "token_type_ids")
     dynamic = {name: {0: "batch", 1: "sequence"} for name in (*inputs, "last_hidden_state")}
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".onnx.partial", delete=False) as handle:
-        partial = Path(handle.name)
-    try:
+    with graph_cache.written_whole(target) as partial:
         with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
             warnings.simplefilter("ignore")
             torch.onnx.export(
@@ -105,11 +99,6 @@ def _export(model: SentenceTransformer, target: Path) -> None:
                 dynamo=False,
             )
         attention_graph.simplify(partial)
-        # Readable like any cache file (the temporary file was made private: 0600).
-        partial.chmod(0o644)
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def pooled(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
@@ -156,17 +145,13 @@ def ensure_exported(
     model: SentenceTransformer, *, model_id: str, weights_sha256: str, cache_dir: Path
 ) -> Path:
     """The float graph's path, exported first if it is not there yet (once, under a file lock)."""
-    path = export_path(cache_dir, model_id, weights_sha256)
-    if not path.is_file():
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        with (cache_dir / ".export.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not path.is_file():  # another process may have exported it meanwhile
-                started = time.perf_counter()
-                logger.info("exporting the encoder graph to %s (once per model and version)", path)
-                _export(model, path)
-                logger.info("exported the encoder graph in %.1f s", time.perf_counter() - started)
-    return path
+
+    def export(target: Path) -> None:
+        started = time.perf_counter()
+        _export(model, target)
+        logger.info("exported the encoder graph in %.1f s", time.perf_counter() - started)
+
+    return graph_cache.built_once(export_path(cache_dir, model_id, weights_sha256), export, doing="exporting")
 
 
 class _Encoder(Protocol):
