@@ -190,9 +190,8 @@ EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 16, minimum=1, maximum=102
 # graph's, so rankings move a little — docs/benchmarks.md) or on torch like batches ("torch").
 EMBEDDING_QUERY_BACKEND = envchoice("EMBEDDING_QUERY_BACKEND", "onnx", ("onnx", "onnx-int8", "torch"))
 # Ingest batches run on ONNX Runtime with int8 weights ("onnx-int8": the exported graph quantized
-# once, one single-threaded session per core; ingesting SciFact about 2 times torch's chunks/s,
-# train nDCG@10 0.735 against 0.736 — docs/benchmarks.md) or on torch ("torch"). See
-# embedding/document_encoder.py.
+# once, one single-threaded session per core, embedding/document_encoder.py; about 2 times torch's
+# chunks/s on SciFact, nDCG@10 0.735 against 0.736 — docs/benchmarks.md) or on torch ("torch").
 EMBEDDING_DOCUMENT_BACKEND = envchoice("EMBEDDING_DOCUMENT_BACKEND", "onnx-int8", ("onnx-int8", "torch"))
 # One: a search embeds its query while the full-text leg keeps another core busy, and two threads
 # then wait on each other (measured: 8.4 ms p50 with two, 5.6 ms with one, the other core loaded).
