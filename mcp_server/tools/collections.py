@@ -8,7 +8,7 @@ from mcp_server.principal import Principal
 from mcp_server.tools.schemas import NEXT_CURSOR, CursorArgument, LibraryRef
 from mcp_server.tools.spec import Arguments, ToolSpec
 from mnemosyne.embedding import get_embedder
-from mnemosyne.ingestion.pipeline import ingest_config_signature
+from mnemosyne.ingestion.outcomes import ingest_config_signature
 from mnemosyne.library import selectors, vector_models
 from mnemosyne.library.models import Library
 from mnemosyne.search.types import DEFAULT_LIMIT, SEARCH_TYPES

@@ -12,7 +12,7 @@ from mcp_server.tools.schemas import CollectionRef, LibraryRef
 from mcp_server.tools.spec import DESTRUCTIVE_IDEMPOTENT_WRITE, ArgumentError, Arguments, ToolSpec
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import formats, jobs, uploads
-from mnemosyne.ingestion.pipeline import Outcome
+from mnemosyne.ingestion.outcomes import Outcome
 from mnemosyne.library import selectors, services
 from mnemosyne.storage import get_chunk_store
 

@@ -16,7 +16,6 @@ again one per transaction, so one bad item fails alone with the reason and never
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -29,9 +28,10 @@ from django.db import transaction
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import failures, reading_notes, writes
 from mnemosyne.ingestion.documents import ParsedDocument
+from mnemosyne.ingestion.outcomes import IngestResult, Outcome, ingest_config_signature, up_to_date
 from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks
 from mnemosyne.library import services, vector_models
-from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
+from mnemosyne.library.models import Chunk, Collection, Item
 from mnemosyne.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
 from mnemosyne.storage import ChunkStore, StorageError, keys
 
@@ -41,24 +41,6 @@ logger = logging.getLogger(__name__)
 EMBED_BATCH_CHUNKS = 128
 # Documents per batch at most, however few chunks they have (bounds a batch's statements).
 BATCH_DOCUMENTS = 256
-
-
-class Outcome(enum.StrEnum):
-    CREATED = "created"
-    UPDATED = "updated"
-    UNCHANGED = "unchanged"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True)
-class IngestResult:
-    source: str
-    outcome: Outcome
-    item_uid: str | None = None
-    chunk_count: int = 0
-    error: str = ""
-    # How an ingested document was read, when a user should know (OCR, pages without text).
-    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,19 +77,6 @@ class _Batch:
     vectors: Future[list[list[float]]] | None = None
 
 
-def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def ingest_config_signature(embedder: Embedder) -> str:
-    """What, besides the bytes, decides an item's chunks; a change re-ingests it."""
-    return (
-        f"{embedder.model_id}|{settings.CHUNK_MAX_TOKENS}|{settings.CHUNK_OVERLAP_TOKENS}"
-        # v4: setext Markdown headings (`Title` over `===`/`---`) cut sections too.
-        f"|{settings.CHUNK_SECTION_TOKENS}|{settings.OCR}|v4"
-    )
-
-
 def ingest_documents(
     *,
     collection: Collection,
@@ -142,41 +111,6 @@ def ingest_documents(
     finally:
         # Interrupted: a batch not yet started is dropped (its items stay processing, retryable).
         model_thread.shutdown(wait=True, cancel_futures=True)
-
-
-def unchanged_result(
-    *, collection: Collection, source: str, digest: str, embedder: Embedder
-) -> IngestResult | None:
-    """The result for an item already ingested from these very bytes and settings, else None.
-
-    Lets a caller skip parsing a document it would only find unchanged (one indexed query).
-    """
-    return unchanged_results(collection=collection, sources=[source], embedder=embedder)(source, digest)
-
-
-def unchanged_results(
-    *, collection: Collection, sources: Iterable[str], embedder: Embedder
-) -> Callable[[str, str], IngestResult | None]:
-    """unchanged_result for any of `sources`, their items read with one query now."""
-    items = {item.source: item for item in Item.objects.filter(collection=collection, source__in=sources)}
-    signature = ingest_config_signature(embedder)
-
-    def result(source: str, digest: str) -> IngestResult | None:
-        item = items.get(source)
-        if item is None or not _up_to_date(item, digest, signature):
-            return None
-        return IngestResult(source, Outcome.UNCHANGED, item.uid, item.chunk_count)
-
-    return result
-
-
-def _up_to_date(item: Item, digest: str, signature: str) -> bool:
-    """The item holds the chunks of these very bytes, made with these settings."""
-    return (
-        item.content_hash == digest
-        and item.embedding_status == EmbeddingStatus.COMPLETE
-        and item.metadata.get("ingest_config") == signature
-    )
 
 
 def ingest_document(
@@ -279,7 +213,7 @@ def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str)
     for planned in group:
         document = planned.document
         item = items[document.source]
-        if _up_to_date(item, document.digest, signature):
+        if up_to_date(item, document.digest, signature):
             batch.results.append(IngestResult(document.source, Outcome.UNCHANGED, item.uid, item.chunk_count))
         elif planned.error is not None:
             batch.results.append(_fail(item, document.source, planned.error))

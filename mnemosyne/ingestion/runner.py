@@ -14,15 +14,9 @@ from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.documents import DocumentRejected
 from mnemosyne.ingestion.fetch import FetchFailed, fetch_url
+from mnemosyne.ingestion.outcomes import IngestResult, Outcome, content_hash, unchanged_results
 from mnemosyne.ingestion.parsing import parse_bytes
-from mnemosyne.ingestion.pipeline import (
-    DocumentInput,
-    IngestResult,
-    Outcome,
-    content_hash,
-    ingest_documents,
-    unchanged_results,
-)
+from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url, too_large
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Collection, Item

@@ -24,14 +24,9 @@ from django.utils import timezone
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion.documents import DocumentRejected, title_from_filename
 from mnemosyne.ingestion.listings import Listed, SourceUnavailable
+from mnemosyne.ingestion.outcomes import Outcome, content_hash, unchanged_result
 from mnemosyne.ingestion.parsing import parse_bytes
-from mnemosyne.ingestion.pipeline import (
-    DocumentInput,
-    Outcome,
-    content_hash,
-    ingest_documents,
-    unchanged_result,
-)
+from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.ingestion.source_files import list_files
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import EmbeddingStatus, Item, Source

@@ -21,13 +21,8 @@ from django.tasks import task
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
-from mnemosyne.ingestion.pipeline import (
-    DocumentInput,
-    IngestResult,
-    Outcome,
-    ingest_documents,
-    unchanged_results,
-)
+from mnemosyne.ingestion.outcomes import IngestResult, Outcome, unchanged_results
+from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.ingestion.runner import (
     Report,
     RunSummary,

@@ -14,8 +14,9 @@ from django.conf import settings
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.documents import DocumentRejected
+from mnemosyne.ingestion.outcomes import Outcome
 from mnemosyne.ingestion.parsing import parse_bytes
-from mnemosyne.ingestion.pipeline import Outcome, ingest_document
+from mnemosyne.ingestion.pipeline import ingest_document
 from mnemosyne.library import services
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Collection, Item

@@ -16,7 +16,8 @@ from pathlib import Path
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.normalising import normalise_text
-from mnemosyne.ingestion.pipeline import DocumentInput, IngestResult, content_hash, ingest_documents
+from mnemosyne.ingestion.outcomes import IngestResult, content_hash
+from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.library.errors import InvalidArgument, LibraryError
 from mnemosyne.library.models import Collection, EmbeddingStatus, Item, Library, LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
