@@ -6,7 +6,7 @@ from mcp_server.cursors import Page
 from mcp_server.principal import Principal
 from mcp_server.tools.schemas import NEXT_CURSOR, CursorArgument
 from mcp_server.tools.spec import Arguments, ToolSpec
-from mnemosyne.library import selectors
+from mnemosyne.library import concept_reads
 
 
 class ConceptInfo(BaseModel):
@@ -35,7 +35,7 @@ class ListConceptsArguments(Arguments):
 
 def list_concepts(caller: Principal, args: ListConceptsArguments, page: Page) -> ConceptList:
     limit = args.limit
-    found = selectors.top_concepts(
+    found = concept_reads.top_concepts(
         library_uid=args.library_uid, collection_uid=args.collection_uid, limit=limit + 1, offset=page.offset
     )
     return ConceptList(
@@ -77,7 +77,7 @@ class GetConceptNeighborsArguments(Arguments):
 
 
 def get_concept_neighbors(caller: Principal, args: GetConceptNeighborsArguments) -> ConceptNeighbors:
-    key, related = selectors.related_concepts(args.concept, limit=args.limit)
+    key, related = concept_reads.related_concepts(args.concept, limit=args.limit)
     return ConceptNeighbors(
         concept=key,
         neighbors=[
