@@ -1,10 +1,10 @@
 """python -m benchmarks [--quick] [--only PART] [--data-dir DIR] [--scifact DIR] [--write-docs]
 
 Measures ingest throughput against raw embedding, search latency at 10k and 100k chunks (and at a
-million, bulk loaded, with HNSW recall and index sizes), load from 50 clients, MMR
-diversity, real PDF manuals (chunks, questions, ingest stages) and OCR on scans of them, on a
-data directory of its own (an embedded PostgreSQL and chunk store apart from development data),
-prints a Markdown report, and after a full run writes it into docs/benchmarks.md.
+million, bulk loaded, with HNSW recall and index sizes; HNSW recall on near-duplicate copies), load
+from 50 clients, MMR diversity, real PDF manuals (chunks, questions, ingest stages) and OCR on scans
+of them, on a data directory of its own (an embedded PostgreSQL and chunk store apart from
+development data), prints a Markdown report, and after a full run writes it into docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -37,9 +37,11 @@ class Plan:
     outage_seconds: float
     sync_files: int
     million: bool
+    # The copies part: abstracts, copies of each, queries.
+    copies: tuple[int, int, int]
 
 
-PARTS = ("ingest", "search", "diversity", "documents", "ocr", "load", "million", "sync", "formats")
+PARTS = ("ingest", "search", "diversity", "documents", "ocr", "load", "million", "copies", "sync", "formats")
 FULL = Plan(
     documents_1x=300,
     documents_10x=3000,
@@ -50,6 +52,7 @@ FULL = Plan(
     outage_seconds=30,
     sync_files=2000,
     million=True,
+    copies=(150, 200, 100),
 )
 QUICK = Plan(
     documents_1x=50,
@@ -61,6 +64,7 @@ QUICK = Plan(
     outage_seconds=10,
     sync_files=200,
     million=False,
+    copies=(20, 20, 20),
 )
 
 
@@ -227,6 +231,18 @@ def main(argv: list[str] | None = None) -> int:
                 embedder=embedder,
                 log=log,
             )
+    if "copies" in parts:
+        from benchmarks import copies
+
+        originals, copies_each, copy_queries = plan.copies
+        result.copies = copies.run(
+            scifact=scifact,
+            embedder=embedder,
+            originals=originals,
+            copies=copies_each,
+            queries=copy_queries,
+            log=log,
+        )
     if "formats" in parts:
         from benchmarks import formats
 

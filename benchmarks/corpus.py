@@ -107,3 +107,23 @@ def perturb_vector(
     """Gaussian noise per dimension, renormalised to unit length (the model's vectors are unit)."""
     noisy = np.asarray(vector, dtype=np.float64) + rng.normal(0.0, sigma, len(vector))
     return (noisy / np.linalg.norm(noisy)).astype(np.float32)
+
+
+def judged_abstracts(root: Path, limit: int) -> list[tuple[str, str]]:
+    """(train query, the abstract judged relevant to it), one per abstract, in qrels order."""
+    with (root / "queries.jsonl").open(encoding="utf-8") as handle:
+        queries = {
+            str(record["_id"]): str(record["text"]) for record in map(json.loads, filter(str.strip, handle))
+        }
+    with (root / "corpus.jsonl").open(encoding="utf-8") as handle:
+        abstracts = {
+            str(record["_id"]): str(record["text"]) for record in map(json.loads, filter(str.strip, handle))
+        }
+    pairs: dict[str, tuple[str, str]] = {}
+    with (root / "qrels" / "train.tsv").open(newline="", encoding="utf-8") as handle:
+        for row in csv.reader(handle, delimiter="\t"):
+            if len(pairs) >= limit:
+                break
+            if len(row) >= 2 and row[1] in abstracts and row[0] in queries and row[1] not in pairs:
+                pairs[row[1]] = (queries[row[0]], abstracts[row[1]])
+    return list(pairs.values())

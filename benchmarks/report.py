@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from statistics import median
 
-from benchmarks import load_results
+from benchmarks import copies_results, load_results
 from benchmarks.cells import mib, number, verdict
 from benchmarks.results import (
     INGEST_RATIO_TARGET,
@@ -79,6 +79,8 @@ def render(result: BenchResult) -> str:
         lines += load_results.section(result.load)
     if result.million is not None:
         lines += _million(result.million)
+    if result.copies is not None:
+        lines += copies_results.section(result.copies)
     if result.sync is not None:
         lines += _sync(result.sync)
     if result.formats:

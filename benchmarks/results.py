@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from benchmarks.copies_results import CopiesResult
     from benchmarks.load_results import LoadResult
 
 INGEST_RATIO_TARGET = 0.8
@@ -335,6 +336,7 @@ class BenchResult:
     extractors: list[ExtractorRun] = field(default_factory=list)
     load: LoadResult | None = None
     million: MillionResult | None = None
+    copies: CopiesResult | None = None
     sync: SyncResult | None = None
     formats: list[FormatAnswer] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
