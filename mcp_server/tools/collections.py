@@ -9,7 +9,7 @@ from mcp_server.tools.schemas import NEXT_CURSOR, CursorArgument, LibraryRef
 from mcp_server.tools.spec import Arguments, ToolSpec
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion.outcomes import ingest_config_signature
-from mnemosyne.library import selectors, vector_models
+from mnemosyne.library import selectors, vector_indexes, vector_models
 from mnemosyne.library.models import Library
 from mnemosyne.search.types import DEFAULT_LIMIT, SEARCH_TYPES
 
@@ -76,12 +76,16 @@ class CollectionConfigList(BaseModel):
     collections: list[CollectionConfig] = Field(description="One entry, or every collection when none named.")
 
 
-def _vector_index() -> VectorIndex:
+def _vector_index(dimensions: int) -> VectorIndex:
+    """The dimension's index as built (rebuild_vector_index may have changed it), else as it will be."""
+    built = vector_indexes.parameters(dimensions) or vector_indexes.BuildParameters(
+        vector_models.HNSW_M, vector_models.HNSW_EF_CONSTRUCTION
+    )
     return VectorIndex(
         kind="hnsw",
         distance="cosine",
-        m=vector_models.HNSW_M,
-        ef_construction=vector_models.HNSW_EF_CONSTRUCTION,
+        m=built.m,
+        ef_construction=built.ef_construction,
         ef_search=settings.SEARCH_HNSW_EF_SEARCH,
     )
 
@@ -98,15 +102,17 @@ def get_collection_config(caller: Principal, args: GetCollectionConfigArguments)
         collection_uid=args.collection_uid, ingest_config=ingest_config_signature(embedder)
     )
     # Settings are process-wide today, so every collection shares them but for the model its library
-    # was embedded with (none yet: this server's); the counts are its own.
-    index = _vector_index()
+    # was embedded with (none yet: this server's) and that model's vector index; the counts are its own.
+    indexes: dict[int, VectorIndex] = {}
 
     def embedding(library: Library) -> EmbeddingConfig:
         if library.embedding_model and library.embedding_dimensions:
-            return EmbeddingConfig(
-                model=library.embedding_model, dimensions=library.embedding_dimensions, index=index
-            )
-        return EmbeddingConfig(model=embedder.model_id, dimensions=embedder.dim, index=index)
+            model, dimensions = library.embedding_model, library.embedding_dimensions
+        else:
+            model, dimensions = embedder.model_id, embedder.dim
+        if dimensions not in indexes:
+            indexes[dimensions] = _vector_index(dimensions)
+        return EmbeddingConfig(model=model, dimensions=dimensions, index=indexes[dimensions])
 
     chunking = ChunkingConfig(
         max_tokens=settings.CHUNK_MAX_TOKENS,

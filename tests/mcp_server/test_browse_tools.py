@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from mnemosyne.library.models import Chunk, Collection, Item, Library
 from mnemosyne.library.services import ensure_collection
@@ -188,3 +191,18 @@ def test_get_chunk_returns_neighbouring_chunks_as_context(
     assert [n["ordinal"] for n in chunk["context_after"]] == [2]
     assert chunk["previous_chunk_uid"] == chunk["context_before"][0]["chunk_uid"]
     assert "Restoring" in chunk["context_after"][0]["section"]
+
+
+def test_get_collection_config_reports_the_index_as_rebuilt(
+    live_server_url: str, corpus: tuple[Library, Collection], token: str
+) -> None:
+    _, collection = corpus
+    call_command("rebuild_vector_index", "--m", "24", "--ef-construction", "96", stdout=StringIO())
+    try:
+        (one,) = call_all(
+            live_server_url, token, [("get_collection_config", {"collection_uid": collection.uid})]
+        )
+    finally:
+        call_command("rebuild_vector_index", "--m", "16", "--ef-construction", "64", stdout=StringIO())
+    (config,) = one.structured_content["collections"]
+    assert (config["embedding"]["index"]["m"], config["embedding"]["index"]["ef_construction"]) == (24, 96)
