@@ -26,7 +26,7 @@ M_RANGE = (2, 100)
 EF_CONSTRUCTION_RANGE = (4, 1000)
 _MEMORY = re.compile(r"[1-9][0-9]{0,6}(kB|MB|GB)")
 _INDEX_NAME = re.compile(r"chunk_embedding_hnsw_([0-9]+)")
-PROGRESS_SECONDS = 5.0
+PROGRESS_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -124,18 +124,31 @@ def rebuild(
 
 
 def _report_progress(done: threading.Event, on_progress: Callable[[str], None]) -> None:
-    """Every few seconds, the build's phase and count from pg_stat_progress_create_index."""
+    """Every PROGRESS_SECONDS, the build's phase and how far it is (pg_stat_progress_create_index:
+    pgvector counts the table's blocks read and the vectors loaded into the graph)."""
     try:
         while not done.wait(PROGRESS_SECONDS):
             with connection.cursor() as cursor:
                 cursor.execute(
-                    "SELECT phase, tuples_done, tuples_total FROM pg_stat_progress_create_index "
-                    "WHERE relid = 'library_chunk'::regclass"
+                    "SELECT phase, blocks_done, blocks_total, tuples_done, tuples_total "
+                    "FROM pg_stat_progress_create_index WHERE relid = 'library_chunk'::regclass"
                 )
                 row = cursor.fetchone()
             if row is not None:
-                phase, tuples_done, tuples_total = row
-                counted = f": {tuples_done:,} of {tuples_total:,} vectors" if tuples_total else ""
-                on_progress(f"{phase}{counted}")
+                on_progress(progress_line(*row))
     finally:
         connection.close()
+
+
+def progress_line(
+    phase: str, blocks_done: int, blocks_total: int, tuples_done: int, tuples_total: int
+) -> str:
+    """'building index: loading tuples, 42 % of the table read, 412,000 vectors' (what is known)."""
+    parts = [phase]
+    if blocks_total:
+        parts.append(f"{100 * blocks_done // blocks_total} % of the table read")
+    if tuples_total:
+        parts.append(f"{tuples_done:,} of {tuples_total:,} vectors")
+    elif tuples_done:
+        parts.append(f"{tuples_done:,} vectors")
+    return ", ".join(parts)

@@ -154,3 +154,14 @@ def test_bad_requests_are_refused_in_one_line_and_change_nothing(args: tuple[str
     with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(")", r"\)")):
         command(*args)
     assert vector_indexes.parameters(DIMENSIONS) == PROJECT
+
+
+def test_progress_lines_say_what_is_known() -> None:
+    line = vector_indexes.progress_line
+    assert line("building index: loading tuples", 64_310, 193_711, 412_000, 0) == (
+        "building index: loading tuples, 33 % of the table read, 412,000 vectors"
+    )
+    assert line("index validation: scanning index", 0, 0, 10, 40) == (
+        "index validation: scanning index, 10 of 40 vectors"
+    )
+    assert line("waiting for writers before build", 0, 0, 0, 0) == "waiting for writers before build"

@@ -70,7 +70,7 @@ class Command(BaseCommand):
         if vector_indexes.parameters(dimension) == wanted:
             self.stdout.write(f"{dimension} dimensions: already built with these parameters")
             return
-        self.stdout.write(
+        self._say(
             f"{dimension} dimensions: building with m {wanted.m}, ef_construction {wanted.ef_construction} "
             "beside the current index"
         )
@@ -79,6 +79,11 @@ class Command(BaseCommand):
             dimension,
             wanted,
             memory=memory,
-            on_progress=lambda line: self.stdout.write(f"  {dimension} dimensions: {line}"),
+            on_progress=lambda line: self._say(f"  {dimension} dimensions: {line}"),
         )
         self.stdout.write(f"{dimension} dimensions: rebuilt and in use, {time.monotonic() - started:.1f} s")
+
+    def _say(self, line: str) -> None:
+        """A line written at once, also when the output is a pipe or a log file."""
+        self.stdout.write(line)
+        self.stdout.flush()
