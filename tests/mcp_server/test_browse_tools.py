@@ -197,12 +197,30 @@ def test_get_collection_config_reports_the_index_as_rebuilt(
     live_server_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     _, collection = corpus
-    call_command("rebuild_vector_index", "--m", "24", "--ef-construction", "96", stdout=StringIO())
+    call_command(
+        "rebuild_vector_index",
+        "--m",
+        "24",
+        "--ef-construction",
+        "96",
+        "--dimensions",
+        "384",
+        stdout=StringIO(),
+    )
     try:
         (one,) = call_all(
             live_server_url, token, [("get_collection_config", {"collection_uid": collection.uid})]
         )
     finally:
-        call_command("rebuild_vector_index", "--m", "16", "--ef-construction", "64", stdout=StringIO())
+        call_command(
+            "rebuild_vector_index",
+            "--m",
+            "16",
+            "--ef-construction",
+            "64",
+            "--dimensions",
+            "384",
+            stdout=StringIO(),
+        )
     (config,) = one.structured_content["collections"]
     assert (config["embedding"]["index"]["m"], config["embedding"]["index"]["ef_construction"]) == (24, 96)

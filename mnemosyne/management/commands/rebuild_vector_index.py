@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 from mnemosyne.library import vector_indexes
 from mnemosyne.library.errors import InvalidArgument
@@ -65,6 +66,10 @@ class Command(BaseCommand):
                 self._rebuild(dimension, wanted, options["memory"])
         except InvalidArgument as exc:
             raise CommandError(str(exc)) from None
+        except DatabaseError as exc:
+            raise CommandError(
+                f"the build failed ({str(exc).strip()}); the current index is still the one in use"
+            ) from None
 
     def _rebuild(self, dimension: int, wanted: vector_indexes.BuildParameters, memory: str) -> None:
         if vector_indexes.parameters(dimension) == wanted:
