@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 
 from mnemosyne.library.errors import InvalidArgument
-from mnemosyne.library.vector_models import index_name
+from mnemosyne.library.vector_models import index_definition, index_name
 
 # pgvector's bounds: m from 2 to 100, ef_construction from 4 to 1000 and at least twice m.
 M_RANGE = (2, 100)
@@ -108,10 +108,13 @@ def rebuild(
         watcher.start()
         try:
             cursor.execute(
-                f"CREATE INDEX CONCURRENTLY {building} ON library_chunk "
-                f"USING hnsw ((embedding::vector({dimensions})) vector_cosine_ops) "
-                f"WITH (m = {wanted.m}, ef_construction = {wanted.ef_construction}) "
-                f"WHERE vector_dims(embedding) = {dimensions}"
+                index_definition(
+                    dimensions,
+                    m=wanted.m,
+                    ef_construction=wanted.ef_construction,
+                    how="CONCURRENTLY",
+                    name=building,
+                )
             )
         finally:
             done.set()

@@ -49,12 +49,20 @@ def ensure_index(dimensions: int) -> None:
         )
     with connection.cursor() as cursor:
         cursor.execute(
-            f"CREATE INDEX IF NOT EXISTS {index_name(dimensions)} ON library_chunk "
-            f"USING hnsw ((embedding::vector({dimensions})) vector_cosine_ops) "
-            f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) "
-            f"WHERE vector_dims(embedding) = {dimensions}"
+            index_definition(dimensions, m=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION, how="IF NOT EXISTS")
         )
     _indexed.add(dimensions)
+
+
+def index_definition(dimensions: int, *, m: int, ef_construction: int, how: str, name: str = "") -> str:
+    """CREATE INDEX for the dimension's partial HNSW index (`how`: "IF NOT EXISTS" or "CONCURRENTLY";
+    `name`: another name than the index's own, for one built beside it)."""
+    return (
+        f"CREATE INDEX {how} {name or index_name(dimensions)} ON library_chunk "
+        f"USING hnsw ((embedding::vector({dimensions})) vector_cosine_ops) "
+        f"WITH (m = {m}, ef_construction = {ef_construction}) "
+        f"WHERE vector_dims(embedding) = {dimensions}"
+    )
 
 
 def claim(library: Library, *, model_id: str, dimensions: int) -> None:
