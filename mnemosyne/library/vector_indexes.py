@@ -84,7 +84,8 @@ def rebuild(
     memory: str,
     on_progress: Callable[[str], None] = lambda _: None,
 ) -> bool:
-    """Rebuild the dimension's index with `wanted` (False when it already has them).
+    """Rebuild the dimension's index with `wanted` (False when it already has them); `on_progress`
+    hears of the start, then of the build every PROGRESS_SECONDS.
 
     Built concurrently beside the current one (`CREATE INDEX CONCURRENTLY`, which waits for running
     writes and blocks none), then swapped in one transaction. `memory` is the build's
@@ -100,6 +101,9 @@ def rebuild(
         return False
     name = index_name(dimensions)
     building = f"{name}_rebuild"
+    on_progress(
+        f"building with m {wanted.m}, ef_construction {wanted.ef_construction} beside the current index"
+    )
     with connection.cursor() as cursor:
         cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {building}")
         cursor.execute(f"SET maintenance_work_mem = '{memory}'")

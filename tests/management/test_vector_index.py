@@ -115,9 +115,10 @@ def test_the_build_waits_for_running_writes_reports_progress_and_never_stops_sea
             cursor.execute("LOCK TABLE library_chunk IN ROW EXCLUSIVE MODE")
         builder.start()
         deadline = time.monotonic() + 30
-        while not lines and time.monotonic() < deadline:
+        while len(lines) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert lines and lines[0].startswith("waiting for writers before build")
+        assert lines[0] == "building with m 8, ef_construction 32 beside the current index"
+        assert lines[1].startswith("waiting for writers before build")
         # Searches go on meanwhile, on the index being replaced.
         assert nearest(embedder, "how do I restore a backup")
     builder.join(timeout=60)

@@ -60,8 +60,6 @@ class Command(BaseCommand):
             raise CommandError("give both --m and --ef-construction")
         wanted = vector_indexes.BuildParameters(m, ef_construction)
         try:
-            wanted.check()
-            vector_indexes.check_memory(options["memory"])
             for dimension in dimensions:
                 self._rebuild(dimension, wanted, options["memory"])
         except InvalidArgument as exc:
@@ -72,21 +70,20 @@ class Command(BaseCommand):
             ) from None
 
     def _rebuild(self, dimension: int, wanted: vector_indexes.BuildParameters, memory: str) -> None:
-        if vector_indexes.parameters(dimension) == wanted:
-            self.stdout.write(f"{dimension} dimensions: already built with these parameters")
-            return
-        self._say(
-            f"{dimension} dimensions: building with m {wanted.m}, ef_construction {wanted.ef_construction} "
-            "beside the current index"
-        )
+        """vector_indexes.rebuild, which checks the parameters and the memory size first."""
         started = time.monotonic()
-        vector_indexes.rebuild(
+        rebuilt = vector_indexes.rebuild(
             dimension,
             wanted,
             memory=memory,
-            on_progress=lambda line: self._say(f"  {dimension} dimensions: {line}"),
+            on_progress=lambda line: self._say(f"{dimension} dimensions: {line}"),
         )
-        self.stdout.write(f"{dimension} dimensions: rebuilt and in use, {time.monotonic() - started:.1f} s")
+        if rebuilt:
+            self.stdout.write(
+                f"{dimension} dimensions: rebuilt and in use, {time.monotonic() - started:.1f} s"
+            )
+        else:
+            self.stdout.write(f"{dimension} dimensions: already built with these parameters")
 
     def _say(self, line: str) -> None:
         """A line written at once, also when the output is a pipe or a log file."""
