@@ -6,6 +6,7 @@ import csv
 import json
 import random
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,16 +57,8 @@ def write_markdown_corpus(documents: Sequence[Document], directory: Path) -> Non
 
 def train_queries(root: Path) -> list[str]:
     """Queries with train judgements (queries.jsonl ∩ qrels/train.tsv), in queries.jsonl order."""
-    with (root / "qrels" / "train.tsv").open(newline="", encoding="utf-8") as handle:
-        judged = {row[0] for row in csv.reader(handle, delimiter="\t") if row and row[0] != "query-id"}
-    queries = []
-    with (root / "queries.jsonl").open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                record = json.loads(line)
-                if str(record["_id"]) in judged:
-                    queries.append(str(record["text"]))
-    return queries
+    judged = {query_id for query_id, _ in _train_judgements(root)}
+    return [text for query_id, text in _query_texts(root).items() if query_id in judged]
 
 
 def pipeline_batches(chunks_per_document: Sequence[int], batch_chunks: int) -> list[tuple[int, int]]:
@@ -111,19 +104,26 @@ def perturb_vector(
 
 def judged_abstracts(root: Path, limit: int) -> list[tuple[str, str]]:
     """(train query, the abstract judged relevant to it), one per abstract, in qrels order."""
-    with (root / "queries.jsonl").open(encoding="utf-8") as handle:
-        queries = {
-            str(record["_id"]): str(record["text"]) for record in map(json.loads, filter(str.strip, handle))
-        }
-    with (root / "corpus.jsonl").open(encoding="utf-8") as handle:
-        abstracts = {
-            str(record["_id"]): str(record["text"]) for record in map(json.loads, filter(str.strip, handle))
-        }
+    queries = _query_texts(root)
+    abstracts = {document.doc_id: document.text for document in read_documents(root, sys.maxsize)}
     pairs: dict[str, tuple[str, str]] = {}
-    with (root / "qrels" / "train.tsv").open(newline="", encoding="utf-8") as handle:
-        for row in csv.reader(handle, delimiter="\t"):
-            if len(pairs) >= limit:
-                break
-            if len(row) >= 2 and row[1] in abstracts and row[0] in queries and row[1] not in pairs:
-                pairs[row[1]] = (queries[row[0]], abstracts[row[1]])
+    for query_id, doc_id in _train_judgements(root):
+        if len(pairs) >= limit:
+            break
+        if doc_id in abstracts and query_id in queries and doc_id not in pairs:
+            pairs[doc_id] = (queries[query_id], abstracts[doc_id])
     return list(pairs.values())
+
+
+def _query_texts(root: Path) -> dict[str, str]:
+    """queries.jsonl: each query's text by its id, in file order."""
+    with (root / "queries.jsonl").open(encoding="utf-8") as handle:
+        records = [json.loads(line) for line in handle if line.strip()]
+    return {str(record["_id"]): str(record["text"]) for record in records}
+
+
+def _train_judgements(root: Path) -> list[tuple[str, str]]:
+    """qrels/train.tsv: (query id, corpus id) per judgement, in file order."""
+    with (root / "qrels" / "train.tsv").open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle, delimiter="\t"))
+    return [(row[0], row[1]) for row in rows if len(row) >= 2 and row[0] != "query-id"]
