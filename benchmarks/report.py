@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from statistics import median
 
-from benchmarks import copies_results, load_results
+from benchmarks import copies_results, load_results, million_report
 from benchmarks.cells import mib, number, verdict
 from benchmarks.results import (
     INGEST_RATIO_TARGET,
     INGEST_SPEEDUP_TARGET,
     MCP_OVERHEAD_TARGET,
     MCP_STAGES,
-    MILLION_RECALL_TARGET,
     SEARCH_P50_TARGET_MS,
     SEARCH_P95_TARGET_MS,
     SEARCH_TARGET_CHUNKS,
@@ -24,7 +22,6 @@ from benchmarks.results import (
     ExtractorRun,
     FormatAnswer,
     IngestResult,
-    MillionResult,
     OcrRun,
     SearchSize,
     SyncResult,
@@ -78,7 +75,7 @@ def render(result: BenchResult) -> str:
     if result.load is not None:
         lines += load_results.section(result.load)
     if result.million is not None:
-        lines += _million(result.million)
+        lines += million_report.section(result.million)
     if result.copies is not None:
         lines += copies_results.section(result.copies)
     if result.sync is not None:
@@ -318,59 +315,6 @@ def _search(sizes: list[SearchSize]) -> list[str]:
             f"| {number(build.vacuum_seconds)} s |"
         )
     return [*lines, ""]
-
-
-def _million(million: MillionResult) -> list[str]:
-    size, build = million.size, million.size.build
-    p50, p95, recall = size.p50("mcp"), size.p95("mcp"), million.recall
-    lowest = min(million.recalls, default=math.nan)
-    bm25_p50, bm25_p95 = size.p50("fulltext_leg"), size.p95("fulltext_leg")
-    lines = [
-        f"### A million chunks ({size.chunks:,} chunks, {size.queries} SciFact train queries after "
-        "warm-up, one client)",
-        "",
-        f"Targets: MCP p50 {number(p50)} ms (≤ {SEARCH_P50_TARGET_MS:.0f}: "
-        f"{verdict(p50 <= SEARCH_P50_TARGET_MS)}), p95 {number(p95)} ms (≤ {SEARCH_P95_TARGET_MS:.0f}: "
-        f"{verdict(p95 <= SEARCH_P95_TARGET_MS)}); HNSW recall@{million.recall_k} against an exact scan "
-        f"{number(recall, 3)} over {len(million.recalls)} queries (≥ {MILLION_RECALL_TARGET}: "
-        f"{verdict(recall >= MILLION_RECALL_TARGET)}, lowest query {number(lowest, 2)}; the 20th hit's "
-        f"cosine distance over the exact 20th's: median {number(median(million.distance_ratios), 3)}, "
-        f"worst {number(max(million.distance_ratios, default=math.nan), 3)}); "
-        f"full-text leg (BM25) p50 {number(bm25_p50)} ms, p95 {number(bm25_p95)} ms.",
-        "",
-        "| stage | p50 ms | p95 ms |",
-        "|---|---|---|",
-        *(
-            f"| {label} | {number(size.p50(stage))} | {number(size.p95(stage))} |"
-            for stage, label in STAGE_LABELS.items()
-        ),
-        "",
-        f"| hnsw.ef_search | recall@{million.recall_k} | vector leg, mean ms |",
-        "|---|---|---|",
-        *(
-            f"| {ef_search} | {number(recall_at, 3)} | {number(leg_ms)} |"
-            for ef_search, (recall_at, leg_ms) in sorted(million.ef_search.items())
-        ),
-        "",
-        f"Built from {build.real_chunks:,} real chunks and {build.copied_chunks:,} perturbed copies: rows by "
-        f"COPY {number(build.rows_seconds)} s, tsvectors + postings {number(build.search_index_seconds)} s, "
-        f"graph {number(build.graph_seconds)} s, chunk store {number(build.store_seconds)} s, indexes built "
-        f"after loading {number(sum(build.index_seconds.values()))} s (maintenance_work_mem "
-        f"{million.index_build_memory}), VACUUM ANALYZE {number(build.vacuum_seconds)} s.",
-        "",
-        "| table or index | size | built after loading in |",
-        "|---|---|---|",
-    ]
-    for name, size_bytes in sorted(million.relation_bytes.items(), key=lambda item: -item[1]):
-        built = build.index_seconds.get(name)
-        lines.append(f"| {name} | {mib(size_bytes)} | {'—' if built is None else number(built) + ' s'} |")
-    lines += [
-        f"| whole database | {mib(million.database_bytes)} | — |",
-        "",
-        f"PostgreSQL shared_buffers during the run: {million.shared_buffers}.",
-        "",
-    ]
-    return lines
 
 
 def _targets(sizes: list[SearchSize]) -> list[str]:

@@ -309,8 +309,15 @@ class MillionResult:
     recalls: list[float] = field(default_factory=list)
     # Per query, the cosine distance of the HNSW leg's k-th hit over the exact k-th's.
     distance_ratios: list[float] = field(default_factory=list)
-    # hnsw.ef_search tried → (mean recall, mean milliseconds of the vector leg).
+    # On the index rebuilt for near-copies: hnsw.ef_search tried → (mean recall, mean milliseconds
+    # of the vector leg); `recalls` are at near_copies_ef_search.
     ef_search: dict[int, tuple[float, float]] = field(default_factory=dict)
+    # The same on the index before the rebuild, as built with (m, ef_construction): the project's.
+    first_build: tuple[int, int] = (0, 0)
+    first_ef_search: dict[int, tuple[float, float]] = field(default_factory=dict)
+    near_copies: tuple[int, int] = (0, 0)  # (m, ef_construction) of the rebuilt index
+    near_copies_ef_search: int = 0
+    rebuild_seconds: float = 0.0
     relation_bytes: dict[str, int] = field(default_factory=dict)
     database_bytes: int = 0
     shared_buffers: str = ""

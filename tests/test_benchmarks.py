@@ -165,6 +165,11 @@ def test_the_million_report_gives_targets_recall_build_phases_and_sizes() -> Non
         recalls=[1.0, 0.9],
         distance_ratios=[1.0, 1.01, 1.2],
         ef_search={100: (0.95, 3.0), 40: (0.9, 2.0)},
+        first_build=(16, 64),
+        first_ef_search={100: (0.5, 1.0), 1000: (0.7, 5.0)},
+        near_copies=(64, 400),
+        near_copies_ef_search=1000,
+        rebuild_seconds=1500.0,
         relation_bytes={"library_chunk": 3 * 2**30, "chunk_embedding_hnsw_384": 2**31},
         database_bytes=20 * 2**30,
         shared_buffers="6GB",
@@ -177,7 +182,18 @@ def test_the_million_report_gives_targets_recall_build_phases_and_sizes() -> Non
     assert "recall@20 against an exact scan 0.950 over 2 queries (≥ 0.95: met, lowest query 0.90;" in markdown
     assert "exact 20th's: median 1.010, worst 1.200)" in markdown
     assert "full-text leg (BM25) p50 25.0 ms, p95 29.5 ms" in markdown
-    assert "| 40 | 0.900 | 2.0 |\n| 100 | 0.950 | 3.0 |" in markdown
+    assert "rebuilt for near-copies (m 64, ef_construction 400, 1,500.0 s" in markdown
+    assert "with hnsw.ef_search 1000." in markdown
+    # Recall by ef_search on the index as first built and as rebuilt, side by side; a value one of
+    # them was not measured at is a dash.
+    assert (
+        "| hnsw.ef_search | m 16, ef_construction 64: recall@20 | vector leg, mean ms "
+        "| m 64, ef_construction 400: recall@20 | vector leg, mean ms |" in markdown
+    )
+    assert (
+        "| 40 | — | — | 0.900 | 2.0 |\n| 100 | 0.500 | 1.0 | 0.950 | 3.0 |\n| 1000 | 0.700 | 5.0 | — | — |"
+        in markdown
+    )
     assert "indexes built after loading 900.0 s (maintenance_work_mem 6GB)" in markdown
     # Largest first; an index says how long its build took.
     assert "| library_chunk | 3,072 MiB | — |\n| chunk_embedding_hnsw_384 | 2,048 MiB | 900.0 s |" in markdown
