@@ -198,8 +198,7 @@ def test_the_million_report_gives_targets_recall_build_phases_and_sizes() -> Non
     # Largest first; an index says how long its build took.
     assert (
         "| library_chunk | 3,072 MiB | — |\n"
-        "| chunk_embedding_hnsw_384 | 2,048 MiB | 900.0 s (m 16), rebuilt (m 64) in 1,500.0 s |"
-        in markdown
+        "| chunk_embedding_hnsw_384 | 2,048 MiB | 900.0 s (m 16), rebuilt (m 64) in 1,500.0 s |" in markdown
     )
     assert "| whole database | 20,480 MiB | — |" in markdown
 
