@@ -64,14 +64,15 @@ def run(
     first_ef_search = _recall_by_ef_search(vectors, exact, log)
     log(f"rebuilding it with m {NEAR_COPIES.m}, ef_construction {NEAR_COPIES.ef_construction}")
     started = time.perf_counter()
-    vector_indexes.rebuild(
+    rebuilt = vector_indexes.rebuild(
         embedder.dim,
         NEAR_COPIES,
         memory=database.INDEX_BUILD_MEMORY,
         on_progress=lambda line: log(f"  {line}"),
     )
-    rebuild_seconds = time.perf_counter() - started
-    log(f"rebuilt in {rebuild_seconds:.0f} s")
+    # 0 when a kept data directory's index already had these parameters (nothing was built).
+    rebuild_seconds = time.perf_counter() - started if rebuilt else 0.0
+    log(f"rebuilt in {rebuild_seconds:.0f} s" if rebuilt else "already built with these parameters")
     # A server that has run a while has its hot pages in memory; right after the build (and on this
     # machine, whose kernel reclaims idle page cache) they are on disk: what a search reads is the
     # postings' two indexes (the full-text leg never reads their heap), the chunk rows and the HNSW

@@ -201,6 +201,11 @@ def test_the_million_report_gives_targets_recall_build_phases_and_sizes() -> Non
         "| chunk_embedding_hnsw_384 | 2,048 MiB | 900.0 s (m 16), rebuilt (m 64) in 1,500.0 s |" in markdown
     )
     assert "| whole database | 20,480 MiB | — |" in markdown
+    # Run again on a kept data directory whose index already had the parameters: nothing rebuilt.
+    million.first_build, million.rebuild_seconds = (64, 400), 0.0
+    markdown = report.render(result)
+    assert "(m 64, ef_construction 400, already so built in the kept data directory)" in markdown
+    assert "| chunk_embedding_hnsw_384 | 2,048 MiB | 900.0 s |" in markdown
 
 
 def test_the_load_report_gives_rates_percentiles_the_cpu_ceiling_and_the_outage() -> None:
