@@ -27,7 +27,7 @@ from mnemosyne import graph
 from mnemosyne.graph import ChunkConcepts
 from mnemosyne.graph.concepts import Concept, extract_concepts
 from mnemosyne.ingestion import writes
-from mnemosyne.ingestion.planning import header_text
+from mnemosyne.ingestion.item_context import chunk_header
 from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, Collection, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection
 from mnemosyne.storage import ChunkStore, get_chunk_store, keys
@@ -72,7 +72,7 @@ def load_sources(real: Collection, store: ChunkStore) -> list[SourceItem]:
             SourceChunk(
                 chunk=chunk,
                 text=text,
-                header=header_text(chunk.item.title, chunk.section_path),
+                header=chunk_header(chunk.item, chunk.section_path),
                 concepts=extract_concepts(text),
             )
         )

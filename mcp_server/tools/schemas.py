@@ -36,6 +36,16 @@ class Explain(BaseModel):
     fused_score: float = Field(description="Score after fusing the legs.")
     rerank_score: float | None = Field(description="The reranker's score, when reranking was applied.")
     legs: dict[str, LegScore] = Field(description="Rank and score of the chunk in each leg that found it.")
+    document: float | None = Field(
+        default=None,
+        description="How well the chunk's document matches the organisation, kind and period the query "
+        "names (0-1), weighted into the fused score.",
+    )
+    page: float | None = Field(
+        default=None,
+        description="The evidence of the chunk's page: its full text and its best chunks (0-1), weighted "
+        "into the fused score.",
+    )
 
 
 class SearchHit(BaseModel):

@@ -128,6 +128,8 @@ def _hit(hit: service.SearchHit, extras: set[str]) -> SearchHit:
                     leg: LegScore(rank=entry.rank, score=round(entry.score, 6))
                     for leg, entry in hit.legs.items()
                 },
+                document=None if hit.document_score is None else round(hit.document_score, 6),
+                page=None if hit.page_score is None else round(hit.page_score, 6),
             )
             if "explain" in extras
             else None

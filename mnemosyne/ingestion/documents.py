@@ -95,6 +95,21 @@ class ParsedDocument:
     unreadable_pages: tuple[int, ...] = ()
 
 
+# Titles that name a file, not a document: an accession number or a hash, a bare number,
+# "Untitled", "Microsoft Word - notes.docx", a file name.
+_FILE_LIKE_TITLE = re.compile(
+    r"^(?:[\dA-Fa-f_-]{12,}|\d[\d\s._/-]*|untitled|document\d*|microsoft (?:word|powerpoint|excel)\b.*"
+    r"|.*\.(?:docx?|pdf|pptx?|xlsx?|indd|qxd))$",
+    re.IGNORECASE,
+)
+
+
+def names_a_file(title: str) -> bool:
+    """Whether a title (a PDF's metadata title, say) names a file rather than the document."""
+    title = " ".join(title.split())
+    return bool(_FILE_LIKE_TITLE.match(title)) or sum(char.isalpha() for char in title) < 4
+
+
 def title_from_filename(filename: str) -> str:
     name = PurePath(filename)
     return re.sub(r"[-_\s]+", " ", name.stem).strip() or name.name

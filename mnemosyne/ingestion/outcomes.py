@@ -44,8 +44,9 @@ def ingest_config_signature(embedder: Embedder) -> str:
     """What, besides the bytes, decides an item's chunks; a change re-ingests it."""
     return (
         f"{embedder.model_id}|{settings.CHUNK_MAX_TOKENS}|{settings.CHUNK_OVERLAP_TOKENS}"
-        # v4: setext Markdown headings (`Title` over `===`/`---`) cut sections too.
-        f"|{settings.CHUNK_SECTION_TOKENS}|{settings.OCR}|v4"
+        # v5: documents know what they are (identity.py) and every chunk's context says so; tables
+        # without rules; numbers indexed as typed; pages indexed.
+        f"|{settings.CHUNK_SECTION_TOKENS}|{settings.OCR}|v5"
     )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -28,8 +28,10 @@ from django.db import transaction
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import failures, reading_notes, writes
 from mnemosyne.ingestion.documents import ParsedDocument
+from mnemosyne.ingestion.identity import Identity, document_line, identify, with_given
+from mnemosyne.ingestion.item_context import given_by_item
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, ingest_config_signature, up_to_date
-from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks
+from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks, with_document
 from mnemosyne.library import services, vector_models
 from mnemosyne.library.models import Chunk, Collection, Item
 from mnemosyne.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
@@ -49,6 +51,9 @@ class DocumentInput:
     parsed: ParsedDocument
     digest: str
     metadata: dict[str, object] = field(default_factory=dict)
+    # What a person says the document is (identity.parse_given: title, organisation, doc_type,
+    # date, period); the rest is read from the document.
+    given: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -58,6 +63,7 @@ class _Planned:
     document: DocumentInput
     chunks: list[PlannedChunk]
     error: BaseException | None = None
+    identity: Identity = field(default_factory=Identity)
 
 
 @dataclass
@@ -68,6 +74,7 @@ class _Claimed:
     item: Item
     created: bool
     chunks: list[PlannedChunk]
+    identity: Identity = field(default_factory=Identity)
 
 
 @dataclass
@@ -159,7 +166,7 @@ def _groups(
         yield group
 
 
-def chunks_of(parsed: ParsedDocument, embedder: Embedder) -> list[PlannedChunk]:
+def chunks_of(parsed: ParsedDocument, embedder: Embedder, *, document: str = "") -> list[PlannedChunk]:
     """A parsed document's chunks, planned under the settings as ingest plans them."""
     return plan_chunks(
         parsed,
@@ -168,18 +175,31 @@ def chunks_of(parsed: ParsedDocument, embedder: Embedder) -> list[PlannedChunk]:
         count_tokens=embedder.count_tokens,
         locate_tokens=embedder.token_starts,
         section_tokens=settings.CHUNK_SECTION_TOKENS,
+        document=document,
     )
 
 
 def _plan(document: DocumentInput, embedder: Embedder) -> _Planned:
     try:
-        chunks = chunks_of(document.parsed, embedder)
+        identity = identify(document.parsed, given=document.given)
+        chunks = chunks_of(document.parsed, embedder, document=document_line(identity))
     except Exception as exc:
         logger.exception("chunking %s failed", document.source)
         return _Planned(document, [], exc)
     if not chunks:
         return _Planned(document, [], ValueError("no text or images to index"))
-    return _Planned(document, chunks)
+    return _Planned(document, chunks, identity=identity)
+
+
+def _with_item_corrections(planned: _Planned, item: Item) -> tuple[Identity, list[PlannedChunk]]:
+    """What a person set on the item before (in the admin, say) stays, unless this ingest gives
+    those values anew; the chunks' context follows."""
+    kept = {key: value for key, value in given_by_item(item).items() if key not in planned.document.given}
+    if not kept:
+        return planned.identity, planned.chunks
+    identity = with_given(planned.identity, {**kept, **planned.document.given})
+    line = document_line(identity)
+    return identity, with_document(planned.chunks, identity.title, line)
 
 
 def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str) -> _Batch:
@@ -219,7 +239,8 @@ def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str)
             batch.results.append(_fail(item, document.source, planned.error))
         else:
             processing.append(item.pk)
-            batch.claimed.append(_Claimed(document, item, item.uid in created, planned.chunks))
+            identity, chunks = _with_item_corrections(planned, item)
+            batch.claimed.append(_Claimed(document, item, item.uid in created, chunks, identity))
     services.mark_processing(item_ids=processing)
     return batch
 
@@ -256,9 +277,11 @@ def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> wri
     # The version names the content and the configuration that chunked it, so a re-ingest under
     # another configuration never overwrites the objects the current chunks point at.
     version = hashlib.sha256(f"{document.digest}|{signature}".encode()).hexdigest()[:16]
+    identity = claimed.identity
+    extra = identity.as_metadata()
     return writes.ItemChunks(
         item=claimed.item,
-        title=document.parsed.title,
+        title=identity.title or document.parsed.title,
         item_type=document.parsed.item_type,
         chunks=claimed.chunks,
         vectors=vectors,
@@ -267,9 +290,26 @@ def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> wri
         metadata={
             **document.metadata,
             **reading_notes.as_metadata(document.parsed),
+            **({"identity": extra} if extra else {}),
             "ingest_config": signature,
         },
+        identity=identity,
+        pages=_pages(document.parsed, document_line(identity)),
     )
+
+
+def _pages(parsed: ParsedDocument, line: str) -> list[tuple[int, str]]:
+    """A paged document's pages, each its text under the document's identity line."""
+    starts = parsed.page_starts
+    if len(starts) < 2 and not parsed.boxes:
+        return []
+    ends = [*starts[1:], len(parsed.text)]
+    pages = []
+    for number, (start, end) in enumerate(zip(starts, ends, strict=True), start=1):
+        text = parsed.text[start:end].strip()
+        if text:
+            pages.append((number, f"{line}\n{text}"))
+    return pages
 
 
 def _write(
@@ -321,6 +361,8 @@ def _write_one(claim: _Claimed, entry: writes.ItemChunks, store: ChunkStore, mod
 
 
 def _store_objects(entry: writes.ItemChunks, store: ChunkStore) -> None:
+    for number, text in entry.pages:
+        store.put(keys.page_key(entry.prefix, number), text.encode("utf-8"))
     for ordinal, chunk in enumerate(entry.chunks):
         store.put(keys.text_key(entry.prefix, ordinal), chunk.span.text.encode("utf-8"))
         if chunk.image is not None:

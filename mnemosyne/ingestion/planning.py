@@ -39,12 +39,13 @@ class PlannedChunk:
         return IMAGE_EXTENSIONS.get(self.image.mime_type, "bin") if self.image else ""
 
 
-def header_text(title: str, section_path: str) -> str:
-    """Title and section path, without repeating a title that is also the first heading."""
-    parts = [title] if title else []
-    if section_path and section_path != title:
-        parts.append(section_path.removeprefix(f"{title}{SECTION_SEPARATOR}") if title else section_path)
-    return SECTION_SEPARATOR.join(parts)
+def header_text(title: str, section_path: str, document: str = "") -> str:
+    """The context every chunk is indexed and embedded under: the document (its identity line,
+    else its title) and the section path, without repeating a title that is also the first heading."""
+    section = section_path
+    if title and section_path:
+        section = "" if section_path == title else section_path.removeprefix(f"{title}{SECTION_SEPARATOR}")
+    return SECTION_SEPARATOR.join(part for part in (document or title, section) if part)
 
 
 def plan_chunks(
@@ -55,10 +56,13 @@ def plan_chunks(
     count_tokens: Callable[[str], int],
     locate_tokens: TokenLocator | None = None,
     section_tokens: int = 0,
+    document: str = "",
 ) -> list[PlannedChunk]:
     """The document's chunks; `locate_tokens`, when given, lets the chunker tokenize each text once.
 
     A section of at most `section_tokens` tokens is one chunk (0: sections are packed like the rest).
+    `document` is the document's identity line, which heads every chunk's context (its title when
+    empty).
     """
     spans: list[ChunkSpan] = []
     chunk = functools.partial(
@@ -75,8 +79,11 @@ def plan_chunks(
         spans = _chunk_by_section(parsed, chunk) if by_section else chunk(parsed.text)
         if parsed.page_starts and not parsed.boxes:
             spans = assign_pages(spans, parsed.page_starts)
-    planned = [PlannedChunk(span=span, header=header_text(parsed.title, span.section_path)) for span in spans]
-    planned.extend(_image_chunk(parsed, image, spans, count_tokens) for image in parsed.images)
+    planned = [
+        PlannedChunk(span=span, header=header_text(parsed.title, span.section_path, document))
+        for span in spans
+    ]
+    planned.extend(_image_chunk(parsed, image, spans, count_tokens, document) for image in parsed.images)
     return planned
 
 
@@ -134,7 +141,11 @@ def section_starts(headings: Sequence[Heading]) -> list[tuple[int, str]]:
 
 
 def _image_chunk(
-    parsed: ParsedDocument, image: ImageAsset, spans: Sequence[ChunkSpan], count_tokens: Callable[[str], int]
+    parsed: ParsedDocument,
+    image: ImageAsset,
+    spans: Sequence[ChunkSpan],
+    count_tokens: Callable[[str], int],
+    document: str,
 ) -> PlannedChunk:
     offset = min(max(image.char_offset, 0), len(parsed.text))
     context = parsed.text[
@@ -153,4 +164,10 @@ def _image_chunk(
         token_count=count_tokens(text),
         page=image.page,
     )
-    return PlannedChunk(span=span, header=header_text(parsed.title, section), kind="image", image=image)
+    header = header_text(parsed.title, section, document)
+    return PlannedChunk(span=span, header=header, kind="image", image=image)
+
+
+def with_document(chunks: Sequence[PlannedChunk], title: str, document: str) -> list[PlannedChunk]:
+    """The chunks under another identity line (a person's corrections, known once the item is)."""
+    return [replace(chunk, header=header_text(title, chunk.span.section_path, document)) for chunk in chunks]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from django.db import connection, transaction
 
 from mnemosyne.embedding import Embedder
-from mnemosyne.ingestion.planning import header_text
+from mnemosyne.ingestion.item_context import chunk_header
 from mnemosyne.library import vector_models
 from mnemosyne.library.models import Chunk, ChunkKind, Library
 from mnemosyne.library.selectors import chunk_text
@@ -82,7 +82,7 @@ def _stage(library: Library, embedder: Embedder, *, report: Callable[[int], None
 
 
 def _embedding_input(chunk: Chunk) -> str:
-    header = header_text(chunk.item.title, chunk.section_path)
+    header = chunk_header(chunk.item, chunk.section_path)
     prefix = "Image: " if chunk.kind == ChunkKind.IMAGE else ""
     body = chunk_text(chunk)
     return f"{prefix}{header}\n{body}" if header else f"{prefix}{body}"

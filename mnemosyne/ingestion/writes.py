@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
@@ -14,10 +14,13 @@ from django.db.models.expressions import RawSQL
 from mnemosyne import graph
 from mnemosyne.graph import ChunkConcepts
 from mnemosyne.graph.concepts import extract_concepts
-from mnemosyne.ingestion.planning import PlannedChunk, header_text
+from mnemosyne.ingestion.identity import Identity, identity_words
+from mnemosyne.ingestion.item_context import chunk_header
+from mnemosyne.ingestion.planning import PlannedChunk
 from mnemosyne.library import services
 from mnemosyne.library.languages import text_search_config
 from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, Item, Library
+from mnemosyne.library.searchable_forms import document_form
 from mnemosyne.library.selectors import chunk_text
 from mnemosyne.storage.keys import image_key, prefix_of, text_key
 
@@ -34,6 +37,10 @@ class ItemChunks:
     prefix: str
     digest: str
     metadata: dict[str, object]
+    identity: Identity = field(default_factory=Identity)
+    # A paged document's pages: (number, the page's context and text), each one more unit of
+    # full-text ranking (library_page).
+    pages: Sequence[tuple[int, str]] = ()
 
 
 def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
@@ -80,6 +87,7 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
     )
     with connection.cursor() as cursor:
         write_postings(cursor, [row.pk for row in created])
+        write_pages(cursor, [(locked[pk], entry) for pk, entry in by_pk.items()], configs)
     services.mark_complete(
         items=[
             services.CompletedItem(
@@ -89,11 +97,45 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
                 digest=entry.digest,
                 metadata=entry.metadata,
                 chunk_count=len(entry.chunks),
+                organisation=entry.identity.organisation,
+                document_type=entry.identity.doc_type,
+                document_date=entry.identity.date,
+                period=entry.identity.period,
+                identity_words=identity_words(entry.identity),
+                text_config=configs[locked[pk].collection.library_id],
             )
-            for entry in by_pk.values()
+            for pk, entry in by_pk.items()
         ]
     )
     return old_prefixes
+
+
+def write_pages(
+    cursor: CursorWrapper, entries: Sequence[tuple[Item, ItemChunks]], configs: dict[int, str]
+) -> None:
+    """Replace the items' pages (library_page): each page's full-text vector and length."""
+    cursor.execute("DELETE FROM library_page WHERE item_id = ANY(%s)", [[item.pk for item, _ in entries]])
+    rows = [
+        (item.pk, item.collection.library_id, item.collection_id, number, document_form(text))
+        for item, entry in entries
+        for number, text in entry.pages
+    ]
+    if not rows:
+        return
+    item_ids, library_ids, collection_ids, numbers, texts = (
+        list(column) for column in zip(*rows, strict=True)
+    )
+    cursor.execute(
+        """
+        INSERT INTO library_page (item_id, library_id, collection_id, number, search_vector, length)
+        SELECT v.item_id, v.library_id, v.collection_id, v.number, t.vector,
+               (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest(t.vector) u)
+        FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::integer[], %s::text[], %s::regconfig[])
+             AS v(item_id, library_id, collection_id, number, body, config)
+        CROSS JOIN LATERAL (SELECT to_tsvector(v.config, v.body) AS vector) t
+        """,
+        [item_ids, library_ids, collection_ids, numbers, texts, [configs[i] for i in library_ids]],
+    )
 
 
 def forget_logged_statements() -> None:
@@ -130,7 +172,9 @@ def _chunk_rows(item: Item, entry: ItemChunks, text_config: str) -> list[Chunk]:
             char_end=chunk.span.char_end,
             token_count=chunk.span.token_count,
             storage_key=text_key(prefix, ordinal),
-            search_vector=search_vector(text_config, chunk.header, chunk.span.text),
+            search_vector=search_vector(
+                text_config, document_form(chunk.header), document_form(chunk.span.text)
+            ),
         )
         for ordinal, (chunk, vector) in enumerate(zip(entry.chunks, entry.vectors, strict=True))
     ]
@@ -197,8 +241,8 @@ def reindex_library(library: Library, report: Callable[[int], None] = lambda don
         if not batch:
             return done
         ids = [chunk.pk for chunk in batch]
-        headers = [header_text(chunk.item.title, chunk.section_path) for chunk in batch]
-        bodies = [chunk_text(chunk) for chunk in batch]
+        headers = [document_form(chunk_header(chunk.item, chunk.section_path)) for chunk in batch]
+        bodies = [document_form(chunk_text(chunk)) for chunk in batch]
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("DELETE FROM library_posting WHERE chunk_id = ANY(%s)", [ids])
             write_search_vectors(ids, headers, bodies, [config] * len(ids))

@@ -93,6 +93,14 @@ class Item(models.Model):
     )
     embedding_error = models.TextField(blank=True, default="")
     chunk_count = models.PositiveIntegerField(default=0)
+    # What the document is (ingestion/identity.py): read from it at ingest, or given by a person
+    # (metadata["identity"]["given"] lists those, which a re-ingest keeps).
+    organisation = models.CharField(max_length=300, blank=True, default="")
+    document_type = models.CharField(max_length=40, blank=True, default="")
+    document_date = models.DateField(null=True, blank=True)
+    period = models.CharField(max_length=40, blank=True, default="", help_text="FY2019, Q3 FY2023, …")
+    # The words of its identity (organisation, symbol, kind, period), matched against a query's.
+    identity_vector = SearchVectorField(null=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -101,6 +109,7 @@ class Item(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["collection", "source"], name="item_source_unique_in_collection"),
         ]
+        indexes = [GinIndex(fields=["identity_vector"], name="item_identity_vector_gin")]
 
     def __str__(self) -> str:
         return self.title
@@ -153,6 +162,27 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item.title} #{self.ordinal}"
+
+
+class Page(models.Model):
+    """A page of a paged document (a PDF) as one unit of full-text ranking: its whole text, under
+    its document's identity and the sections it holds. Evidence spread over several chunks of
+    one page adds up here (search/pages.py)."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="pages")
+    library_id = models.BigIntegerField()
+    collection_id = models.BigIntegerField()
+    number = models.PositiveIntegerField()
+    search_vector = SearchVectorField(null=True)
+    # Lexeme occurrences: the page's length for BM25's length normalisation.
+    length = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["item_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["item", "number"], name="page_number_unique_in_item")]
+
+    def __str__(self) -> str:
+        return f"{self.item.title} p. {self.number}"
 
 
 class Term(models.Model):

@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from django.db import connection, transaction
 
@@ -15,6 +16,7 @@ from mnemosyne import graph
 from mnemosyne.library.errors import InvalidArgument, NotFound
 from mnemosyne.library.languages import DEFAULT_LANGUAGE, validate_language
 from mnemosyne.library.models import Chunk, ChunkKind, Collection, EmbeddingStatus, Item, Library, LibraryType
+from mnemosyne.library.searchable_forms import document_form
 from mnemosyne.storage import ChunkStore, StorageError, keys
 
 logger = logging.getLogger(__name__)
@@ -174,6 +176,14 @@ class CompletedItem:
     digest: str
     metadata: dict[str, object]
     chunk_count: int
+    # What the document is (ingestion/identity.py), and the words it may be named by, indexed in
+    # the library's text-search configuration.
+    organisation: str = ""
+    document_type: str = ""
+    document_date: date | None = None
+    period: str = ""
+    identity_words: str = ""
+    text_config: str = "english"
 
 
 def mark_complete(*, items: Sequence[CompletedItem]) -> None:
@@ -189,9 +199,14 @@ def mark_complete(*, items: Sequence[CompletedItem]) -> None:
             UPDATE library_item AS i
             SET title = v.title, item_type = v.item_type, content_hash = v.digest,
                 metadata = v.metadata::jsonb, chunk_count = v.chunk_count,
+                organisation = v.organisation, document_type = v.document_type,
+                document_date = v.document_date, period = v.period,
+                identity_vector = to_tsvector(v.config, v.words),
                 embedding_status = %s, embedding_error = '', updated_at = now()
-            FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::integer[])
-                 AS v(id, title, item_type, digest, metadata, chunk_count)
+            FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::integer[],
+                        %s::text[], %s::text[], %s::date[], %s::text[], %s::text[], %s::regconfig[])
+                 AS v(id, title, item_type, digest, metadata, chunk_count,
+                      organisation, document_type, document_date, period, words, config)
             WHERE i.id = v.id
             """,
             [
@@ -202,5 +217,11 @@ def mark_complete(*, items: Sequence[CompletedItem]) -> None:
                 [entry.digest for entry in items],
                 [json.dumps(entry.metadata) for entry in items],
                 [entry.chunk_count for entry in items],
+                [entry.organisation[:300] for entry in items],
+                [entry.document_type[:40] for entry in items],
+                [entry.document_date for entry in items],
+                [entry.period[:40] for entry in items],
+                [document_form(entry.identity_words) for entry in items],
+                [entry.text_config for entry in items],
             ],
         )

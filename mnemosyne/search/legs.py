@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,10 @@ from mnemosyne.graph import get_graph_store
 from mnemosyne.graph.concepts import query_concepts
 from mnemosyne.library import vector_models
 from mnemosyne.library.models import Chunk, ChunkKind
+from mnemosyne.library.searchable_forms import query_form
+from mnemosyne.search import document_legs
 from mnemosyne.search.hits import HitChunk, HitItem, Named
+from mnemosyne.search.units import Located
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,8 @@ def fulltext_leg(
     A query of up to OPERATOR_MAX_QUERY_CHARS using websearch operators (phrases, -exclusion,
     OR) also has to match them.
     """
+    # Numbers and periods as the index holds them ("12,345" as 12345, "FY2019" with "fiscal 2019").
+    query = query_form(query)
     where, params = filters.posting_sql()
     values: dict[str, Any] = {
         "k1": settings.SEARCH_BM25_K1,
@@ -342,6 +347,17 @@ def hydrate(
     return chunks
 
 
+def locate(ids: Sequence[int], *, database: str = DEFAULT_DB_ALIAS) -> dict[int, Located]:
+    """Each chunk's item and pages (for scoring its page and document)."""
+    if not ids:
+        return {}
+    with connections[database].cursor() as cursor:
+        cursor.execute(
+            "SELECT id, item_id, page, page_end FROM library_chunk WHERE id = ANY(%s)", [list(ids)]
+        )
+        return {row[0]: Located(row[1], row[2], row[3]) for row in cursor.fetchall()}
+
+
 @dataclass(frozen=True)
 class LegQuery:
     """What every leg is given: the query, the resolved filters, how many candidates to return."""
@@ -352,6 +368,10 @@ class LegQuery:
     embedder: Embedder
     # The database alias the leg reads: the primary, or a replica (mnemosyne.replicas).
     database: str = DEFAULT_DB_ALIAS
+    # The documents the question names, and the question without the words that named them
+    # (search/documents.py): the named_* legs search those documents for that text.
+    named_items: list[int] = field(default_factory=list)
+    named_text: str = ""
 
 
 LegResult = list[tuple[int, float]]
@@ -361,4 +381,19 @@ LEGS: Mapping[str, Callable[[LegQuery], LegResult]] = {
     "vector": lambda q: vector_leg(q.embedder.embed_query(q.text), q.filters, q.limit, database=q.database),
     "fulltext": lambda q: fulltext_leg(q.text, q.filters, q.limit, database=q.database),
     "graph": lambda q: graph_leg(q.text, q.filters, q.limit),
+    "named_vector": lambda q: document_legs.vector_in(
+        q.embedder.embed_query(q.named_text),
+        q.named_items,
+        q.limit,
+        include_images=q.filters.include_images,
+        database=q.database,
+    ),
+    "named_fulltext": lambda q: document_legs.fulltext_in(
+        q.named_text,
+        q.named_items,
+        q.limit,
+        configs=q.filters.text_configs,
+        include_images=q.filters.include_images,
+        database=q.database,
+    ),
 }

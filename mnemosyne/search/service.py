@@ -28,9 +28,11 @@ from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.languages import text_search_config
 from mnemosyne.library.services import validate_library_type
 from mnemosyne.metrics import LEG_FAILURES, LEG_SECONDS, SEARCH_SECONDS
-from mnemosyne.search import legs
+from mnemosyne.search import glossary, legs, question_text, units
+from mnemosyne.search.documents import NamedDocuments, confidence, named_documents
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
 from mnemosyne.search.hits import HitChunk
+from mnemosyne.search.pages import page_scores
 from mnemosyne.search.rerank import get_reranker
 from mnemosyne.search.reranking import rerank_hits
 from mnemosyne.search.shaping import collapse_near_duplicates, maximal_marginal_relevance
@@ -51,6 +53,11 @@ MAX_QUERY_CHARS = 20_000
 MAX_WINDOW = 500
 # Each leg returns this many candidates (at least `limit`) for fusion.
 MIN_CANDIDATES = 50
+# The head of the fused list whose pages and documents are scored (search/units.py).
+UNIT_POOL = 150
+# The weight of the legs searching the documents a question names (document_legs.py), against
+# the main legs' (each named leg weighs this times its main leg's weight).
+NAMED_WEIGHT = 1.0
 
 
 def validate(request: SearchRequest) -> ResolvedSearch:
@@ -127,10 +134,20 @@ def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | Non
     if alpha is None and settings.SEARCH_FUSION == "relative":
         alpha = settings.SEARCH_ALPHA
     if alpha is not None:
-        weights = {"vector": alpha, "fulltext": 1.0 - alpha, "graph": settings.SEARCH_GRAPH_WEIGHT}
+        weights = {
+            "vector": alpha,
+            "fulltext": 1.0 - alpha,
+            "graph": settings.SEARCH_GRAPH_WEIGHT,
+            "named_vector": NAMED_WEIGHT * alpha,
+            "named_fulltext": NAMED_WEIGHT * (1.0 - alpha),
+        }
         return relative_score_fusion(found_by_leg, weights)
     rankings = {leg: [chunk_id for chunk_id, _ in found] for leg, found in found_by_leg.items()}
-    rrf_weights = {"graph": settings.SEARCH_GRAPH_WEIGHT}
+    rrf_weights = {
+        "graph": settings.SEARCH_GRAPH_WEIGHT,
+        "named_vector": NAMED_WEIGHT,
+        "named_fulltext": NAMED_WEIGHT,
+    }
     return weighted_rrf(rankings, rrf_weights, k=settings.SEARCH_RRF_K)
 
 
@@ -147,7 +164,9 @@ def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse
         # refused, naming the library.
         vector_models.check_all(resolved.libraries, model_id=embedder.model_id)
     leg_query = legs.LegQuery(
-        text=resolved.query,
+        # The question without its instructions ("Round your answer to…"): what the legs look for.
+        # A financial measure also searches for the line items it is made of (glossary.py).
+        text=glossary.expanded(question_text.content(resolved.query)),
         filters=resolved.filters,
         limit=max(request.offset + request.limit, MIN_CANDIDATES),
         embedder=embedder,
@@ -175,6 +194,17 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         not_run["graph"] = (
             "its fusion weight is 0 (SEARCH_GRAPH_WEIGHT); ask for search_types=['graph'] alone"
         )
+    # The documents the question names (its organisation, kind, period): their chunks are searched
+    # again for the rest of the question (document_legs.py), as two more legs.
+    named = named_documents(
+        leg_query.text,
+        leg_query.filters,
+        latest=question_text.wants_latest(query),
+        database=leg_query.database,
+    )
+    leg_query = replace(leg_query, named_items=named.best(), named_text=named.content)
+    if leg_query.named_items:
+        wanted += [f"named_{leg}" for leg in ("vector", "fulltext") if leg in wanted]
     # The first leg (the vector leg, embedding the query, when asked for) runs on this thread,
     # the others meanwhile in threads of their own, each on its own database connection.
     # Each in the caller's context: its trace span and request id carry over to the leg's thread.
@@ -196,6 +226,7 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
             not_run[leg] = f"the query could not be embedded: {exc}"
 
     fused = fuse(found_by_leg, alpha=request.alpha)
+    fused, added = _with_units(fused, named, leg_query)
     scores = {leg: dict(found) for leg, found in found_by_leg.items()}
     # Hydrate more than the page so collapsed duplicates can be replaced from below.
     head_size = window * 2 if request.collapse_duplicates else window
@@ -212,6 +243,8 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
             chunk=chunks[entry.key],
             score=entry.score,
             legs={leg: LegHit(rank=rank, score=scores[leg][entry.key]) for leg, rank in entry.ranks.items()},
+            document_score=added.document.get(entry.key),
+            page_score=added.page.get(entry.key),
         )
         for entry in head
         if entry.key in chunks
@@ -232,13 +265,35 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
     page = hits[request.offset : window]
     return SearchResponse(
         hits=page,
-        legs_run=list(found_by_leg),
+        legs_run=[leg for leg in found_by_leg if not leg.startswith("named_")],
         legs_not_run=not_run,
         rerank_applied=rerank.applied,
         rerank_note=rerank.note,
         fusion=describe_fusion(request.alpha),
         more=len(hits) > window or len(fused) > len(head),
     )
+
+
+def _with_units(
+    fused: list[Fused[int]], named: NamedDocuments, leg_query: legs.LegQuery
+) -> tuple[list[Fused[int]], units.UnitScores]:
+    """The fused head reordered with its pages' and documents' evidence (search/units.py)."""
+    pool = fused[:UNIT_POOL]
+    if not pool:
+        return fused, units.UnitScores()
+    located = legs.locate([entry.key for entry in pool], database=leg_query.database)
+    page_keys = sorted({page for where in located.values() for page in where.pages()})
+    page_text = page_scores(
+        leg_query.text, page_keys, leg_query.filters.text_configs, database=leg_query.database
+    )
+    rescored, added = units.rescore(
+        pool,
+        located,
+        documents=named.scores,
+        document_confidence=confidence(named.weight),
+        pages=units.page_evidence(pool, located, page_text),
+    )
+    return rescored + fused[UNIT_POOL:], added
 
 
 def _vectors(chunks: Sequence[HitChunk]) -> np.ndarray:

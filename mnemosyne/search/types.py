@@ -67,6 +67,10 @@ class SearchHit:
     score: float
     legs: dict[str, LegHit]
     rerank_score: float | None = None
+    # How well its document matches the question's identity words, and its page's evidence, each
+    # in [0, 1] (search/units.py); None when not scored.
+    document_score: float | None = None
+    page_score: float | None = None
     # uids of near-identical chunks folded into this one
     duplicates: list[str] = field(default_factory=list)
 

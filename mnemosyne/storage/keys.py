@@ -2,6 +2,7 @@
 
     items/<item_uid>/<version>/<ordinal>.txt       a chunk's full text
     items/<item_uid>/<version>/<ordinal>.<ext>     an image chunk's bytes
+    items/<item_uid>/<version>/page-<number>.txt   a page's full text (paged documents)
 
 The version names the content and the configuration that chunked it, so a re-ingest under another
 configuration never overwrites the objects the current chunks point at.
@@ -25,6 +26,10 @@ def text_key(prefix: str, ordinal: int) -> str:
 
 def image_key(prefix: str, ordinal: int, extension: str) -> str:
     return f"{prefix}/{ordinal}.{extension}"
+
+
+def page_key(prefix: str, number: int) -> str:
+    return f"{prefix}/page-{number}.txt"
 
 
 def prefix_of(key: str) -> str:

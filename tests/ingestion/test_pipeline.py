@@ -18,7 +18,7 @@ from mnemosyne.graph import concepts
 from mnemosyne.ingestion import runner, writes
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.normalising import normalise_text
-from mnemosyne.ingestion.planning import header_text
+from mnemosyne.ingestion.item_context import chunk_header
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
@@ -73,7 +73,7 @@ def test_a_chunks_full_text_vector_is_written_with_its_row_not_updated_after(emb
         for chunk in Chunk.objects.filter(item=item):
             # The vector is what write_search_vectors (a library's new language) makes of the
             # chunk's heading path and full text: weight A for the one, B for the other.
-            header = header_text(item.title, chunk.section_path)
+            header = chunk_header(item, chunk.section_path)
             body = store.get(chunk.storage_key).decode()
             cursor.execute(
                 "SELECT %s::tsvector = setweight(to_tsvector('english', %s), 'A')"

@@ -109,6 +109,9 @@ def _code(writer: _Writer, lines: list[Line]) -> None:
 
 
 def _table(writer: _Writer, block: Block) -> None:
+    if block.row_lines is not None:
+        _table_by_rows(writer, block)
+        return
     start = writer.length
     writer.write(block.markdown)
     pages = {line.page for line in block.lines}
@@ -118,6 +121,27 @@ def _table(writer: _Writer, block: Block) -> None:
     y1 = max(line.y1 for line in block.lines)
     for page in sorted(pages):
         writer.boxes.append(TextBox(start, writer.length, page, x0, y0, x1, y1))
+
+
+def _table_by_rows(writer: _Writer, block: Block) -> None:
+    """Each line of the table's Markdown with the box around the page lines it came from."""
+    assert block.row_lines is not None
+    for index, (text, lines) in enumerate(zip(block.markdown.split("\n"), block.row_lines, strict=True)):
+        if index:
+            writer.write("\n")
+        start = writer.length
+        writer.write(text)
+        if lines:
+            box = TextBox(
+                start,
+                writer.length,
+                lines[0].page,
+                min(line.x0 for line in lines),
+                min(line.y0 for line in lines),
+                max(line.x1 for line in lines),
+                max(line.y1 for line in lines),
+            )
+            writer.boxes.append(box)
 
 
 def _page_starts(boxes: list[TextBox], page_count: int, length: int) -> tuple[int, ...]:

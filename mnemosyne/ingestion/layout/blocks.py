@@ -69,6 +69,8 @@ class Block:
     section: HeadingMark | None = None
     # The right edge of its page's text (points): a paragraph's last line reaching it is full.
     right: float = 0.0
+    # A table read from the page's lines: the lines behind each line of `markdown`.
+    row_lines: list[list[Line]] | None = None
 
     @property
     def pages(self) -> tuple[int, int]:

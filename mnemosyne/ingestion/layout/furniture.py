@@ -9,7 +9,7 @@ middle (so a document without running headers keeps its first and last lines). O
   (or footer), whatever they say: "Chapter 2: ASN.1 structure handling 3";
 - a **repeated line**: the same text (digits aside) set apart on many pages;
 - a **page number**: a set-apart line that is only a number, a roman numeral, "Page 3",
-  "3 of 10" or "- 3 -".
+  "3 of 10", "- 3 -" or a lettered page of an appendix's numbering, "F-5".
 
 Wherever they are, the entries of a table of contents or an index ("2.1 ASN.1 syntax . . . . 2",
 a dot leader and a page number) go too: they repeat the headings the sections already carry and
@@ -34,7 +34,8 @@ Y_TOLERANCE = 3.0
 ISOLATION = 1.8
 
 _PAGE_NUMBER = re.compile(
-    r"^[\s\-–—|]*(?:page\s+)?(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?[\s\-–—|]*$", re.IGNORECASE
+    r"^[\s\-–—|]*(?:page\s+)?(?:[A-Z]-)?(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?[\s\-–—|]*$",
+    re.IGNORECASE,
 )
 _DIGITS = re.compile(r"\d+")
 # A dot leader (". . . ." or "....") running to a page number (or roman numeral) at the line's end.

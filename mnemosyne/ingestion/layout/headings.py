@@ -30,6 +30,12 @@ MAX_HEADING_WORDS = 20
 
 _NUMBERED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S")
 _CHAPTER = re.compile(r"^(?:chapter|part|appendix|annex)\s+[\w.]+", re.IGNORECASE)
+# The items of a filing ("Item 7. Management's Discussion…", "ITEM 1A. RISK FACTORS") sit under
+# its parts ("PART II").
+_ITEM = re.compile(r"^item\s+\d{1,2}[a-z]?\b", re.IGNORECASE)
+# A heading set on more pages than this share (and at least MIN_REPEATS) is a running title.
+MAX_REPEATED_SHARE = 0.1
+MIN_REPEATS = 4
 _ENDS_SENTENCE = re.compile(r"[.,;]$")
 
 
@@ -115,6 +121,7 @@ def font_headings(pages: Sequence[Sequence[Line]], style: Style) -> dict[int, He
                     group.append(lines[index])
                 candidates.append((line, group))
             index += 1
+    candidates = _without_running_titles(candidates, len(pages))
     larger = {round(line.size * 2) / 2 for line, _ in candidates if not _body_sized(line, style)}
     sizes = sorted(larger, reverse=True)
     marks: dict[int, HeadingMark] = {}
@@ -129,9 +136,27 @@ def font_headings(pages: Sequence[Sequence[Line]], style: Style) -> dict[int, He
     return marks
 
 
+def _without_running_titles(
+    candidates: list[tuple[Line, list[Line]]], page_count: int
+) -> list[tuple[Line, list[Line]]]:
+    """Heading candidates whose title is set on many pages (a running title, a company name over
+    every statement) are not headings."""
+    pages: dict[str, set[int]] = {}
+    for line, group in candidates:
+        pages.setdefault(comparable(" ".join(part.text for part in group)), set()).add(line.page)
+    limit = max(MIN_REPEATS, MAX_REPEATED_SHARE * page_count)
+    return [
+        (line, group)
+        for line, group in candidates
+        if len(pages[comparable(" ".join(part.text for part in group))]) < limit
+    ]
+
+
 def _numbered_level(title: str) -> int | None:
     if _CHAPTER.match(title):
         return 1
+    if _ITEM.match(title):
+        return 2
     numbered = _NUMBERED.match(title)
     if numbered is None:
         return None

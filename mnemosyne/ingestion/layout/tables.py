@@ -1,14 +1,58 @@
-"""Tables found on a page (by the PDF parser) put in place among the page's blocks, with their caption."""
+"""Tables found on a page put in place among the page's blocks, with their caption.
+
+Ruled tables come from the PDF parser (pdf_tables.py), tables without rules from
+aligned_tables.py; each becomes a table block, and a table with a title opens a section named by it,
+one level below the heading it stands under.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from mnemosyne.ingestion.layout.blocks import Block
+from mnemosyne.ingestion.layout.aligned_tables import AlignedTable
+from mnemosyne.ingestion.layout.blocks import Block, HeadingMark
 from mnemosyne.ingestion.layout.lines import Line
+from mnemosyne.ingestion.tables import markdown_table
 
 _CAPTION = re.compile(r"^(?:table|tab\.)\s*[\w.:-]+", re.IGNORECASE)
+
+
+def aligned_block(table: AlignedTable) -> Block:
+    """A table without rules as a block: its caption (title and unit line), then the table.
+
+    Each line of the Markdown keeps the page lines it came from, so a chunk of the table cites
+    the rows it holds. A titled table starts a section named by its title (not printed again:
+    the caption says it).
+    """
+    rows = [table.header_row(), *table.rows]
+    lines = markdown_table(rows).split("\n")
+    row_lines: list[list[Line]] = [table.header_lines, [], *table.row_lines]
+    caption = table.caption
+    if caption:
+        lines.insert(0, caption)
+        row_lines.insert(0, table.title_lines)
+    ordered = sorted(table.lines, key=lambda line: (-line.y1, line.x0))
+    return Block(
+        "table",
+        ordered,
+        markdown="\n".join(lines),
+        row_lines=row_lines,
+        section=HeadingMark(0, table.heading, printed=False) if table.heading else None,
+    )
+
+
+def nest_table_sections(blocks: list[Block]) -> list[Block]:
+    """Each titled table's section one level below the last heading before it (not a table's)."""
+    level = 0
+    for block in blocks:
+        if block.kind == "heading":
+            level = block.level
+        elif block.section is not None and block.kind != "table":
+            level = block.section.level
+        elif block.kind == "table" and block.section is not None:
+            block.section = HeadingMark(min(6, level + 1), block.section.title, printed=False)
+    return blocks
 
 
 def covered(table: Block, lines: Sequence[Line]) -> list[Line]:
@@ -31,6 +75,8 @@ def in_place(blocks: list[Block], tables: Sequence[Block]) -> list[Block]:
             len(result),
         )
         result.insert(position, table)
+        if table.row_lines is not None:
+            continue  # a table without rules found its title itself
         for neighbour in (position - 1, position + 1):
             if 0 <= neighbour < len(result) and _is_caption(result[neighbour]):
                 caption = result.pop(neighbour)

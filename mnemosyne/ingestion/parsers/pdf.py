@@ -20,7 +20,13 @@ from django.conf import settings
 from PIL import Image
 
 from mnemosyne.ingestion import ocr
-from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, UnreadableFile, title_from_filename
+from mnemosyne.ingestion.documents import (
+    ImageAsset,
+    ParsedDocument,
+    UnreadableFile,
+    names_a_file,
+    title_from_filename,
+)
 from mnemosyne.ingestion.layout import lay_out
 from mnemosyne.ingestion.layout.assemble import Assembled
 from mnemosyne.ingestion.layout.blocks import Block
@@ -68,6 +74,7 @@ def _parse(document: pdfium.PdfDocument, finder: pdf_tables.TableFinder, filenam
         count = MAX_PDF_PAGES
     pages: list[list[Line]] = []
     heights: list[float] = []
+    widths: list[float] = []
     ocr_pages: list[int] = []
     unreadable: list[int] = []
     tables: dict[int, list[Block]] = {}
@@ -76,6 +83,7 @@ def _parse(document: pdfium.PdfDocument, finder: pdf_tables.TableFinder, filenam
         page = document[index]
         try:
             height = page.get_height()
+            widths.append(page.get_width())
             lines, was_ocr = _page_lines(page, index + 1)
             if was_ocr:
                 ocr_pages.append(index + 1)
@@ -89,7 +97,7 @@ def _parse(document: pdfium.PdfDocument, finder: pdf_tables.TableFinder, filenam
             page.close()
         pages.append(lines)
         heights.append(height)
-    assembled = lay_out(pages, heights, outline=_outline(document, count), tables=tables)
+    assembled = lay_out(pages, heights, outline=_outline(document, count), tables=tables, widths=widths)
     if not assembled.text and not images:
         if ocr_pages:
             raise UnreadableFile(
@@ -98,8 +106,12 @@ def _parse(document: pdfium.PdfDocument, finder: pdf_tables.TableFinder, filenam
         if settings.OCR == "off":
             raise UnreadableFile("no extractable text (scanned PDF?); OCR is off")
         raise UnreadableFile("no extractable text (scanned PDF?)")
+    metadata_title = _metadata_title(document)
+    cover = cover_title(pages[0]) if pages else ""
+    if names_a_file(metadata_title):
+        metadata_title = ""
     return ParsedDocument(
-        title=_metadata_title(document) or title_from_filename(filename),
+        title=metadata_title or cover or title_from_filename(filename),
         item_type="pdf",
         text=assembled.text,
         markdown=False,
@@ -170,6 +182,38 @@ def _captioned(images: list[pdf_images.PlacedImage], assembled: Assembled) -> It
         asset = pdf_images.asset(image, assembled.text, assembled.boxes, page_start)
         if asset is not None:
             yield asset
+
+
+# The cover's title is set at least this much larger than the page's usual line.
+COVER_TITLE_SIZE = 1.3
+MAX_COVER_TITLE_CHARS = 200
+
+
+def cover_title(lines: list[Line]) -> str:
+    """The title printed on the first page: the lines set in its largest type, the first of them
+    and those right under it, when that type is clearly larger than the page's usual one. Text set
+    sideways (a margin note) is not a title, nor is anything on a page whose type sizes PDFium
+    cannot tell (text drawn at size 1 and scaled)."""
+    worded = [
+        line
+        for line in lines
+        if sum(char.isalpha() for char in line.text) >= 3 and line.width >= 2 * line.height
+    ]
+    if len(worded) < 2:
+        return ""
+    sizes = sorted(line.size for line in worded)
+    usual, largest = sizes[len(sizes) // 2], sizes[-1]
+    if largest < COVER_TITLE_SIZE * usual or largest <= 2:
+        return ""
+    ordered = sorted(worded, key=lambda line: (-line.y1, line.x0))
+    first = next(index for index, line in enumerate(ordered) if line.size >= 0.95 * largest)
+    title = [ordered[first]]
+    for line in ordered[first + 1 :]:
+        if line.size < 0.95 * largest or title[-1].y0 - line.y1 > 1.2 * largest:
+            break
+        title.append(line)
+    text = " ".join(" ".join(line.text for line in title).split())
+    return text if len(text) <= MAX_COVER_TITLE_CHARS else ""
 
 
 def _metadata_title(document: pdfium.PdfDocument) -> str:

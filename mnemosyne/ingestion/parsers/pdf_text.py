@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
@@ -49,9 +50,9 @@ def page_text(page: pdfium.PdfPage, number: int) -> PageText:
 
 def _lines(textpage: pdfium.PdfTextPage, number: int) -> PageText:
     count = textpage.count_chars()
-    text = textpage.get_text_range() if count else ""
+    text: Sequence[str] = textpage.get_text_range() if count else ""
     if len(text) != count:  # a character outside the BMP takes two; read them one by one
-        text = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage, index)) for index in range(count))
+        text = _one_per_index([pdfium_c.FPDFText_GetUnicode(textpage, index) for index in range(count)])
     left, right, bottom, top = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
     fonts: dict[int, _Font] = {}
     lines: list[Line] = []
@@ -61,6 +62,8 @@ def _lines(textpage: pdfium.PdfTextPage, number: int) -> PageText:
     unmapped = 0
     for index in range(count):
         char = text[index]
+        if not char:  # the second half of a character outside the BMP
+            continue
         if char in "\r\n":
             _flush(lines, number, chars, boxes, styles)
             chars, boxes, styles = [], [], []
@@ -80,6 +83,24 @@ def _lines(textpage: pdfium.PdfTextPage, number: int) -> PageText:
         styles.append(_font(textpage, index, fonts))
     _flush(lines, number, chars, boxes, styles)
     return PageText(lines=lines, unmapped=unmapped, characters=count)
+
+
+def _one_per_index(codes: list[int]) -> list[str]:
+    """One string per character index: a UTF-16 surrogate pair (a character outside the BMP, which
+    PDFium counts as two) as the whole character at the first index and "" at the second; a lone
+    surrogate, which no tokenizer accepts, as U+FFFD."""
+    chars: list[str] = []
+    index = 0
+    while index < len(codes):
+        code = codes[index]
+        following = codes[index + 1] if index + 1 < len(codes) else 0
+        if 0xD800 <= code < 0xDC00 and 0xDC00 <= following < 0xE000:
+            chars += [chr(0x10000 + ((code - 0xD800) << 10) + (following - 0xDC00)), ""]
+            index += 2
+            continue
+        chars.append("\ufffd" if 0xD800 <= code < 0xE000 else chr(code))
+        index += 1
+    return chars
 
 
 def _font(textpage: pdfium.PdfTextPage, index: int, fonts: dict[int, _Font]) -> _Font:

@@ -1,0 +1,210 @@
+"""Long documents with tables: the right document and the right page, on ../shared/data/filings.
+
+48 real PDFs (10-K and 10-Q filings, reports, guidebooks) are ingested into one library and the
+374 questions of questions.jsonl are asked; a hit counts as the set's README says (a page question:
+the hit's item is one of the question's documents and its page range holds an evidence page; a
+document question: the hit's item is one of them). Success@1, @3 and @5 are reported for the
+page questions on financial reports, the page questions on the other documents, all page
+questions, and the document questions.
+
+`python -m benchmarks.filings --data-dir DIR [--ingest] [--mcp]`: with --ingest the library is
+built anew (else the one in DIR is asked again); with --mcp the questions go through MCP `search`
+over HTTP (the default arguments, limit 5), else through the search service in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "filings"
+LIBRARY = "bench-filings"
+LIMIT = 5
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    text: str
+    documents: tuple[str, ...]
+    pages: tuple[int, ...] | None
+    kind: str
+    doc_type: str
+
+    @property
+    def group(self) -> str:
+        if self.kind == "document":
+            return "document questions (10-Q)"
+        return "page: financial reports" if self.doc_type == "Financial report" else "page: other documents"
+
+
+@dataclass(frozen=True)
+class Cited:
+    """What one hit cites: its item's file name and its pages."""
+
+    document: str
+    first_page: int | None
+    last_page: int | None
+
+
+@dataclass
+class Outcome:
+    question: Question
+    rank: int | None  # 1-based rank of the first hit that counts, None: not in the top LIMIT
+    cited: list[Cited] = field(default_factory=list)
+
+
+def read_questions(data: Path) -> list[Question]:
+    questions = []
+    with (data / "questions.jsonl").open(encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            questions.append(
+                Question(
+                    id=row["id"],
+                    text=row["question"],
+                    documents=tuple(row["documents"]),
+                    pages=tuple(row["pages"]) if row.get("pages") else None,
+                    kind=row["kind"],
+                    doc_type=row["doc_type"],
+                )
+            )
+    return questions
+
+
+def first_hit(question: Question, cited: Iterable[Cited]) -> int | None:
+    """The rank (1-based) of the first hit that counts for the question."""
+    for rank, hit in enumerate(cited, start=1):
+        if hit.document not in question.documents:
+            continue
+        if question.kind == "document":
+            return rank
+        if hit.first_page is None or question.pages is None:
+            continue
+        last = hit.last_page or hit.first_page
+        if any(hit.first_page <= page <= last for page in question.pages):
+            return rank
+    return None
+
+
+GROUPS = (
+    "page: financial reports",
+    "page: other documents",
+    "page: all",
+    "document questions (10-Q)",
+)
+
+
+def summarise(outcomes: list[Outcome]) -> dict[str, dict[str, float]]:
+    table: dict[str, dict[str, float]] = {}
+    for group in GROUPS:
+        if group == "page: all":
+            members = [o for o in outcomes if o.question.kind == "page"]
+        else:
+            members = [o for o in outcomes if o.question.group == group]
+        if not members:
+            continue
+        row: dict[str, float] = {"questions": len(members)}
+        for k in (1, 3, 5):
+            row[f"success@{k}"] = sum(1 for o in members if o.rank is not None and o.rank <= k) / len(members)
+        table[group] = row
+    return table
+
+
+def ingest(data: Path, log: Log) -> tuple[str, float, int]:
+    """The PDFs into a new library; returns its uid, the seconds it took and the chunks written."""
+    from benchmarks import database
+    from mnemosyne.embedding import get_embedder
+    from mnemosyne.ingestion.runner import ingest_paths
+    from mnemosyne.library.services import ensure_collection, ensure_library
+
+    database.reset()
+    embedder = get_embedder()
+    collection = ensure_collection(library=ensure_library(name=LIBRARY), name="filings")
+    log(f"ingesting {len(list((data / 'pdfs').glob('*.pdf')))} PDFs")
+    started = time.perf_counter()
+    summary = ingest_paths([data / "pdfs"], collection=collection, report=log, embedder=embedder)
+    seconds = time.perf_counter() - started
+    chunks = sum(result.chunk_count for result in summary.results)
+    log(f"{summary.line()} in {seconds:.0f} s")
+    return collection.library.uid, seconds, chunks
+
+
+def library_uid() -> str:
+    from mnemosyne.library.models import Library
+
+    return Library.objects.get(name=LIBRARY).uid
+
+
+def ask_in_process(questions: list[Question], library: str, log: Log) -> tuple[list[Outcome], list[float]]:
+    from mnemosyne.search.service import SearchRequest, search
+
+    outcomes, seconds = [], []
+    for question in questions:
+        started = time.perf_counter()
+        hits = search(SearchRequest(query=question.text, library_uid=library, limit=LIMIT)).hits
+        seconds.append(time.perf_counter() - started)
+        cited = [Cited(Path(hit.chunk.item.source).name, hit.chunk.page, hit.chunk.page_end) for hit in hits]
+        outcomes.append(Outcome(question, first_hit(question, cited), cited))
+    return outcomes, seconds
+
+
+def format_table(table: dict[str, dict[str, float]]) -> str:
+    lines = ["| questions | n | success@1 | success@3 | success@5 |", "|---|---|---|---|---|"]
+    for group, row in table.items():
+        lines.append(
+            f"| {group} | {int(row['questions'])} | {row['success@1']:.3f} | {row['success@3']:.3f} "
+            f"| {row['success@5']:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.filings")
+    parser.add_argument("--data-dir", type=Path, default=Path(".mnemosyne-bench-filings"))
+    parser.add_argument("--filings", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--ingest", action="store_true")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.__main__ import configure_django, log
+
+    configure_django(args.data_dir.resolve())
+    questions = read_questions(args.filings)
+    payload: dict[str, Any] = {}
+    if args.ingest:
+        uid, seconds, chunks = ingest(args.filings, log)
+        payload |= {"ingest_seconds": seconds, "chunks": chunks}
+    else:
+        uid = library_uid()
+    outcomes, seconds = ask_in_process(questions, uid, log)
+    table = summarise(outcomes)
+    print(format_table(table))
+    log(f"search p50 {statistics.median(seconds) * 1000:.1f} ms")
+    if args.out:
+        payload |= {
+            "table": table,
+            "outcomes": [
+                {
+                    "id": o.question.id,
+                    "rank": o.rank,
+                    "cited": [[c.document, c.first_page, c.last_page] for c in o.cited],
+                }
+                for o in outcomes
+            ],
+        }
+        args.out.write_text(json.dumps(payload, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

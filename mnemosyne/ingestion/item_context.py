@@ -1,0 +1,46 @@
+"""An item's identity as stored (its columns and metadata["identity"]), and its chunks' context.
+
+Re-indexing and re-embedding rebuild a stored chunk's context from these, as ingest wrote it.
+"""
+
+from __future__ import annotations
+
+from mnemosyne.ingestion.identity import IDENTITY_KEYS, Identity, document_line
+from mnemosyne.ingestion.planning import header_text
+from mnemosyne.library.models import Item
+
+
+def identity_of(item: Item) -> Identity:
+    """The identity an item was ingested with (its columns and metadata["identity"])."""
+    extra = item.metadata.get("identity") if isinstance(item.metadata, dict) else None
+    extra = extra if isinstance(extra, dict) else {}
+    year, quarter = extra.get("fiscal_year"), extra.get("fiscal_quarter")
+    return Identity(
+        title=item.title,
+        organisation=item.organisation,
+        ticker=str(extra.get("ticker", "")),
+        doc_type=item.document_type,
+        date=item.document_date,
+        period=item.period,
+        fiscal_year=year if isinstance(year, int) else None,
+        fiscal_quarter=quarter if isinstance(quarter, int) else None,
+        given=tuple(str(key) for key in extra.get("given", []) if key in IDENTITY_KEYS),
+    )
+
+
+def given_by_item(item: Item) -> dict[str, object]:
+    """The values a person gave an item before (kept by every re-ingest)."""
+    identity = identity_of(item)
+    values: dict[str, object] = {
+        "title": identity.title,
+        "organisation": identity.organisation,
+        "doc_type": identity.doc_type,
+        "date": identity.date,
+        "period": identity.period,
+    }
+    return {key: values[key] for key in identity.given}
+
+
+def chunk_header(item: Item, section_path: str) -> str:
+    """A stored chunk's context, as ingest wrote it."""
+    return header_text(item.title, section_path, document_line(identity_of(item)))

@@ -1,0 +1,109 @@
+"""The passage legs again, within the documents a question names: exact, over their chunks alone.
+
+Once search/documents.py knows which documents a question names ("Amazon's FY2017 10-K"), what
+remains is to find the passage in them, and there the words that named the document help no
+more: every chunk of it carries them in its context. So these legs search the named documents'
+chunks for the question without its identity words (`content_query`), exactly — a cosine over
+each of their chunks' vectors, BM25 over each of their chunks' full-text vectors with the
+corpus's statistics, so the scores compare with the main legs' — and search/service.py fuses them
+as two more legs. A few documents hold a few thousand chunks at most: no index is needed, and
+none would serve a filter this narrow well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.conf import settings
+from django.db import connections
+
+from mnemosyne.library import vector_models
+from mnemosyne.library.models import ChunkKind
+from mnemosyne.library.searchable_forms import query_form
+
+LegResult = list[tuple[int, float]]
+
+
+def vector_in(
+    vector: Sequence[float], item_ids: list[int], limit: int, *, include_images: bool, database: str
+) -> LegResult:
+    """The items' chunks by cosine similarity to `vector`, every one of them compared."""
+    dimensions = len(vector)
+    images = "" if include_images else f"AND c.kind <> '{ChunkKind.IMAGE.value}'"
+    # "+ 0" keeps the planner off the HNSW index: these few chunks are compared exactly.
+    sql = f"""
+        SELECT c.id, c.embedding::vector({dimensions}) <=> %(vector)s::vector({dimensions})
+        FROM library_chunk c
+        WHERE c.item_id = ANY(%(items)s) AND vector_dims(c.embedding) = {dimensions} {images}
+        ORDER BY (c.embedding::vector({dimensions}) <=> %(vector)s::vector({dimensions})) + 0, c.id
+        LIMIT %(limit)s
+    """
+    values: dict[str, Any] = {"vector": vector_models.vector_text(vector), "items": item_ids, "limit": limit}
+    with connections[database].cursor() as cursor:
+        cursor.execute(sql, values)
+        return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in cursor.fetchall()]
+
+
+def fulltext_in(
+    query: str,
+    item_ids: list[int],
+    limit: int,
+    *,
+    configs: Sequence[str],
+    include_images: bool,
+    database: str,
+) -> LegResult:
+    """BM25 of the items' chunks that hold a query term, from their full-text vectors."""
+    images = "" if include_images else f"AND c.kind <> '{ChunkKind.IMAGE.value}'"
+    values: dict[str, Any] = {
+        "query": query_form(query),
+        "configs": list(configs),
+        "items": item_ids,
+        "limit": limit,
+        "k1": settings.SEARCH_BM25_K1,
+        "b": settings.SEARCH_BM25_B,
+        "max_terms": settings.SEARCH_BM25_MAX_QUERY_TERMS,
+    }
+    sql = f"""
+        WITH stats AS (
+            SELECT greatest(chunk_count, 1)::float8 AS n,
+                   greatest(total_length, 1)::float8 / greatest(chunk_count, 1) AS avgdl
+            FROM library_corpus_stats WHERE id = 1
+        ), q AS (
+            SELECT t.lexeme,
+                   ln(1 + (s.n - t.document_frequency + 0.5::float8) / (t.document_frequency + 0.5::float8))
+                       * (%(k1)s::float8 + 1) AS w,
+                   %(k1)s::float8 * (1 - %(b)s::float8) AS c1,
+                   %(k1)s::float8 * %(b)s::float8 / s.avgdl AS c2
+            FROM library_term t CROSS JOIN stats s
+            WHERE t.lexeme = ANY (ARRAY(
+                SELECT unnest(tsvector_to_array(to_tsvector(cfg, %(query)s)))
+                FROM unnest(%(configs)s::regconfig[]) AS cfg
+            ))
+              AND t.document_frequency > 0
+            ORDER BY w DESC, t.id
+            LIMIT %(max_terms)s
+        ), matching AS (
+            SELECT c.id, c.search_vector,
+                   (SELECT sum(coalesce(array_length(u.positions, 1), 1))
+                    FROM unnest(c.search_vector) u)::float8 AS dl
+            FROM library_chunk c
+            WHERE c.item_id = ANY(%(items)s) {images}
+              AND c.search_vector @@ (SELECT array_to_string(array_agg(quote_literal(lexeme)), ' | ')::tsquery
+                                      FROM q)
+        )
+        SELECT m.id, sum(q.w * t.tf / (t.tf + q.c1 + q.c2 * m.dl)) AS score
+        FROM matching m
+        CROSS JOIN LATERAL (
+            SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+            FROM unnest(m.search_vector) AS u
+        ) t
+        JOIN q ON q.lexeme = t.lexeme
+        GROUP BY m.id
+        ORDER BY score DESC, m.id
+        LIMIT %(limit)s
+    """
+    with connections[database].cursor() as cursor:
+        cursor.execute(sql, values)
+        return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]

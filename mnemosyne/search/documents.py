@@ -1,0 +1,246 @@
+"""Documents as a unit of ranking: which of the searched documents the question names.
+
+Long reports come in versions (a company's 10-K of each year, its quarterly reports) whose
+passages look alike, so the passage legs alone cannot tell which version a question is about. What
+can is the document's identity — organisation, symbol, kind, period, date (ingestion/identity.py),
+indexed per item as `identity_vector`. A question's words are matched against those of every
+document in scope, each word weighted by how rare it is among them (an organisation named by one
+document weighs more than a year shared by ten), and a document's score is the share of that
+weight it matches: 1.0 for the document that has every identity word the question uses.
+
+When the question asks for the latest version without naming a period, the newest document of
+each organisation and kind among those it names scores a bonus instead of the period words.
+
+The scores are fused into the chunk ranking by search/units.py; a question that names no
+identity word scores no document, and the ranking is the passage legs' alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from django.db import connections
+from django.db.backends.utils import CursorWrapper
+
+from mnemosyne.library.english_words import is_word
+from mnemosyne.library.searchable_forms import query_form
+
+if TYPE_CHECKING:
+    from mnemosyne.search.legs import Filters
+
+# Documents kept as matching the question, best first.
+MAX_DOCUMENTS = 50
+# A misspelt organisation name: a word at least this similar (difflib's ratio) to a name's word.
+TYPO_SIMILARITY = 0.8
+MIN_NAME_LETTERS = 4
+# The organisations' words, per scope, are read again after this many seconds.
+NAMES_SECONDS = 30.0
+_NAMES: dict[tuple[str, str, str], tuple[float, frozenset[str]]] = {}
+_WORD = re.compile(rf"[A-Za-z]{{{MIN_NAME_LETTERS},}}")
+# The documents searched again for the passage (document_legs.py): at most this many, each within
+# this share of the best score, when the question's identity words weigh this much (confidence).
+NAMED = 3
+NAMED_SHARE = 0.75
+MIN_CONFIDENCE = 0.5
+# The score the newest version gets when the question asks for the latest.
+LATEST_BONUS = 0.5
+
+
+@dataclass(frozen=True)
+class NamedDocuments:
+    """The documents a question names, and the question without the words that named them."""
+
+    scores: dict[int, float] = field(default_factory=dict)
+    # The identity weight of the question's words (the sum of their rarity among documents): a
+    # question naming a rare organisation weighs more than one naming only a common year.
+    weight: float = 0.0
+    # The question less its identity words: what to look for inside the named documents.
+    content: str = ""
+
+    def best(self) -> list[int]:
+        """The documents the question names most clearly: at most NAMED, within NAMED_SHARE of the
+        best score, and only when the question's identity words carry weight."""
+        if confidence(self.weight) < MIN_CONFIDENCE or not self.scores:
+            return []
+        top = max(self.scores.values())
+        ranked = sorted(self.scores.items(), key=lambda pair: (-pair[1], pair[0]))
+        return [item for item, value in ranked[:NAMED] if value >= NAMED_SHARE * top]
+
+
+def named_documents(question: str, filters: Filters, *, latest: bool, database: str) -> NamedDocuments:
+    """Each document in scope that the question names, scored in [0, 1]."""
+    where, params = _scope(filters)
+    question = spelled_names(question, _organisation_words(where, params, database))
+    values: dict[str, Any] = {
+        "query": query_form(question),
+        "configs": list(filters.text_configs),
+        "limit": MAX_DOCUMENTS,
+    } | params
+    sql = f"""
+        WITH q AS (
+            SELECT DISTINCT lexeme
+            FROM unnest(%(configs)s::regconfig[]) AS cfg,
+                 unnest(tsvector_to_array(to_tsvector(cfg, %(query)s))) AS lexeme
+        ), scope AS (
+            SELECT i.id, i.identity_vector, i.organisation, i.document_type, i.document_date
+            FROM library_item i JOIN library_collection o ON o.id = i.collection_id
+            WHERE i.identity_vector IS NOT NULL AND length(i.identity_vector) > 0 {where}
+        ), n AS (
+            SELECT count(*)::float8 AS n FROM scope
+        ), w AS (
+            SELECT q.lexeme, ln(1 + (n.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+            FROM q CROSS JOIN n
+            CROSS JOIN LATERAL (
+                SELECT count(*)::float8 AS df FROM scope s
+                WHERE s.identity_vector @@ quote_literal(q.lexeme)::tsquery
+            ) d
+            WHERE d.df > 0
+        ), matched AS (
+            SELECT s.id, sum(w.idf) AS weight
+            FROM scope s CROSS JOIN LATERAL unnest(s.identity_vector) AS u
+            JOIN w ON w.lexeme = u.lexeme
+            GROUP BY s.id
+            ORDER BY weight DESC, s.id
+            LIMIT %(limit)s
+        )
+        SELECT s.id, m.weight, s.organisation, s.document_type, s.document_date,
+               (SELECT coalesce(sum(idf), 0) FROM w), (SELECT array_agg(lexeme) FROM w)
+        FROM scope s JOIN matched m ON m.id = s.id
+    """
+    with connections[database].cursor() as cursor:
+        cursor.execute(sql, values)
+        rows = cursor.fetchall()
+        if not rows:
+            return NamedDocuments(content=question)
+        content = _without_words(cursor, question, set(rows[0][6] or ()), filters.text_configs)
+    total = float(rows[0][5])
+    found = [_Document(row[0], float(row[1]), row[2], row[3], row[4]) for row in rows]
+    return NamedDocuments(score(found, total, latest=latest), total, content)
+
+
+def spelled_names(question: str, names: frozenset[str]) -> str:
+    """The question with a misspelt organisation name ("Neflix", "Activsion") put right: a word
+    that is no English word and no name, but within a letter or two of one name's word."""
+
+    def mended(match: re.Match[str]) -> str:
+        word = match.group(0)
+        lowered = word.lower()
+        if lowered in names or is_word(word):
+            return word
+        close = difflib.get_close_matches(lowered, names, n=1, cutoff=TYPO_SIMILARITY)
+        return close[0] if close and close[0][0] == lowered[0] else word
+
+    return _WORD.sub(mended, question) if names else question
+
+
+def _organisation_words(where: str, params: dict[str, Any], database: str) -> frozenset[str]:
+    """The words of the organisations and symbols of the documents in scope (cached a short while)."""
+    key = (database, where, repr(sorted(params.items())))
+    now = time.monotonic()
+    cached = _NAMES.get(key)
+    if cached is not None and now - cached[0] < NAMES_SECONDS:
+        return cached[1]
+    with connections[database].cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT DISTINCT i.organisation, i.metadata->'identity'->>'ticker'
+            FROM library_item i JOIN library_collection o ON o.id = i.collection_id
+            WHERE i.organisation <> '' {where}
+            """,
+            params,
+        )
+        rows = cursor.fetchall()
+    words = frozenset(
+        word.lower()
+        for row in rows
+        for value in row
+        if value
+        for word in _WORD.findall(value)
+        if len(word) >= MIN_NAME_LETTERS
+    )
+    _NAMES[key] = (now, words)
+    return words
+
+
+def _without_words(cursor: CursorWrapper, question: str, lexemes: set[str], configs: Sequence[str]) -> str:
+    """The question less the words whose lexemes are among `lexemes` (in any of `configs`)."""
+    if not lexemes:
+        return question
+    text = query_form(question)
+    cursor.execute(
+        """
+        SELECT d.ordinality, d.token, coalesce(d.lexemes, ARRAY[]::text[])
+        FROM unnest(%s::regconfig[]) AS cfg, ts_debug(cfg, %s) WITH ORDINALITY AS d
+        ORDER BY cfg, d.ordinality
+        """,
+        [list(configs[:1]), text],
+    )
+    kept = [token for _, token, found in cursor.fetchall() if not (found and set(found) <= lexemes)]
+    stripped = " ".join("".join(kept).split())
+    return stripped if any(char.isalnum() for char in stripped) else question
+
+
+@dataclass(frozen=True)
+class _Document:
+    id: int
+    weight: float
+    organisation: str
+    document_type: str
+    date: date | None
+
+
+def score(documents: list[_Document], total: float, *, latest: bool) -> dict[int, float]:
+    """Each document's share of the question's identity weight; asked for the latest, the newest
+    of each organisation's documents of a kind (among those the question names) instead gets
+    LATEST_BONUS over the best share of its group."""
+    if total <= 0:
+        return {}
+    scores = {document.id: document.weight / total for document in documents if document.weight > 0}
+    if not latest:
+        return scores
+    groups: dict[tuple[str, str], list[_Document]] = defaultdict(list)
+    for document in documents:
+        if document.organisation and document.date is not None and document.id in scores:
+            groups[(document.organisation.lower(), document.document_type)].append(document)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        best = max(scores[member.id] for member in members)
+        newest = max(members, key=lambda member: member.date or date.min)
+        for member in members:
+            scores[member.id] = best
+        scores[newest.id] = best + LATEST_BONUS
+    return scores
+
+
+def _scope(filters: Filters) -> tuple[str, dict[str, Any]]:
+    clauses: list[str] = []
+    params: dict[str, Any] = {}
+    if filters.library_id is not None:
+        clauses.append("o.library_id = %(library_id)s")
+        params["library_id"] = filters.library_id
+    if filters.library_ids is not None:
+        clauses.append("o.library_id = ANY(%(library_ids)s)")
+        params["library_ids"] = filters.library_ids
+    if filters.collection_id is not None:
+        clauses.append("i.collection_id = %(collection_id)s")
+        params["collection_id"] = filters.collection_id
+    return "".join(f" AND {clause}" for clause in clauses), params
+
+
+def confidence(weight: float) -> float:
+    """How far to trust the document scores: a question whose identity words are all common
+    (a year many documents share) says little about which document it means."""
+    return min(1.0, weight / FULL_WEIGHT) if weight > 0 else 0.0
+
+
+# The identity weight at which document scores count in full: about two rare words.
+FULL_WEIGHT = 2 * math.log(1 + 10)

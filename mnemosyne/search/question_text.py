@@ -1,0 +1,73 @@
+"""Questions as people write them: what to search for, and what they say about which version.
+
+An analyst's question carries instructions along with its content — "Round your answer to two
+decimal places.", "Answer in USD millions.", "Give a response to the question by relying on the
+details shown in the cash flow statement.", "You are a financial analyst." Their words are rare
+in the documents, so they pull the full-text leg towards whatever mentions rounding, and they
+dilute the query's vector. `content` is the question without them (what the legs search for);
+the instruction's own content stays ("…shown in the cash flow statement" keeps "cash flow
+statement").
+
+`wants_latest` tells whether the question asks for the newest version of a document ("the most
+recent 10-Q", "the latest quarter") without naming a period: then the newest of a document's
+versions is preferred (search/documents.py). Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+_INSTRUCTIONS = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        # "Round your answer to two decimal places." / "rounded to the nearest million"
+        r"\b(?:please\s+)?round(?:ed|ing)?\b(?:\s+(?:your|the|all))?(?:\s+(?:final\s+)?(?:answers?|results?|"
+        r"figures?|values?|numbers?|it))?\s+to\s+(?:the\s+nearest\s+)?[\w-]+(?:\s+(?:decimal\s+)?(?:places?|"
+        r"digits?|points?|decimals?|significant\s+figures?))?(?:\s+(?:place|precision))?[^.?!\n]{0,20}[.?!]?",
+        # "Answer in USD millions." / "Anwser in units of percents" / "Express the answer as a percentage"
+        r"\b(?:please\s+)?(?:answer|anwser|respond|reply|express|report|provide|give|present|state)\s+"
+        r"(?:(?:your|the|final)\s+)*(?:answer|response|result|figure|value|number)?\s*"
+        r"(?:in|as|using)\s+(?:units?\s+of\s+|(?:an?|the)\s+)?"
+        r"(?:usd|us\$|\$|dollars?|percents?|percentages?|ratios?|decimals?|millions?|billions?|thousands?|"
+        r"whole\s+numbers?|numbers?|%)(?:\s+(?:usd|dollars?|millions?|billions?|thousands?|format|form|terms))*"
+        r"[^.?!\n]{0,12}[.?!]?",
+        # "(in USD millions)", "(in percent)"
+        r"\(\s*in\s+(?:usd|us\$|\$)?\s*(?:millions?|billions?|thousands?|percents?|percentages?|%)\s*\)",
+        # "Give a response to the question by relying on the details shown in the …"
+        r"\bgive\s+(?:a|your|the)\s+(?:response|answer)\s+to\s+the\s+question\s+by\s+",
+        r"\b(?:by\s+)?relying\s+on\s+(?:the\s+)?(?:details|information|data|figures|line\s+items?)\s+"
+        r"(?:shown|outlined|provided|reported|presented|given|stated|found|contained)\s+(?:in|on|within)\s+",
+        r"\bbased\s+on\s+(?:the\s+)?(?:information|details|data)\s+(?:provided|given|shown)\s+(?:in|by)\s+",
+        # A role to play: "You are a financial analyst.", "As an equity research analyst, …"
+        r"^\s*(?:you\s+are|imagine\s+you\s+are|act\s+as|acting\s+as)\s+an?\b[^.?!\n]{0,120}[.?!]",
+        r"^\s*as\s+an?\s+[\w\s-]{0,40}\b(?:analyst|investor|accountant|advisor|adviser|expert|manager)\b\s*,",
+        r"\b(?:show\s+your\s+work|explain\s+your\s+reasoning|think\s+step\s+by\s+step)\b[.?!]?",
+        # "Please write the answer in the list format, e.g. […]": to the end of the sentence.
+        r"\b(?:write|format|list|present)\s+(?:the|your)\s+(?:final\s+)?answers?\b[^?!]*",
+        r"\bplease\b",
+    )
+)
+_SPACES = re.compile(r"\s+")
+_LATEST = re.compile(
+    r"\b(?:latest|most\s+recent|newest|most\s+current)\b"
+    r"|\b(?:last|current)\s+(?:10-?[kq]|filing|report|quarter|quarterly\s+report|annual\s+report|fiscal\s+year)\b",
+    re.IGNORECASE,
+)
+_NAMED_PERIOD = re.compile(
+    r"\b(?:19|20)\d{2}\b|\bFY\s?'?\d{2,4}\b|\bQ[1-4]\b|\b[1-4]Q\b|\b(?:first|second|third|fourth)\s+quarter\b",
+    re.IGNORECASE,
+)
+
+
+def content(question: str) -> str:
+    """The question without its instructions (the whole question when that would leave nothing)."""
+    text = question
+    for pattern in _INSTRUCTIONS:
+        text = pattern.sub(" ", text)
+    text = _SPACES.sub(" ", text).strip(" ,;:")
+    return text if sum(char.isalnum() for char in text) >= 3 else question
+
+
+def wants_latest(question: str) -> bool:
+    """The question asks for the newest version of a document and names no period of its own."""
+    return bool(_LATEST.search(question)) and not _NAMED_PERIOD.search(question)
