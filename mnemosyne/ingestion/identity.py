@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from mnemosyne.ingestion.documents import ParsedDocument, names_a_file
+from mnemosyne.library.english_words import is_word
 
 # The keys a person may set, and the types they are read as (see parse_given).
 IDENTITY_KEYS = ("title", "organisation", "doc_type", "date", "period")
@@ -472,7 +473,9 @@ def identity_words(identity: Identity) -> str:
     parts = [
         identity.organisation,
         spelled if spelled.split() != identity.organisation.split() else "",
-        identity.ticker,
+        # A symbol that is also a word (COST, KO is not, CAT is) would match every question using
+        # the word: it names the document only in capitals, which the index does not keep.
+        "" if is_word(identity.ticker) else identity.ticker,
         _DOC_TYPE_WORDS.get(identity.doc_type, identity.doc_type),
     ]
     if identity.fiscal_year is not None:

@@ -32,6 +32,7 @@ from django.db.backends.utils import CursorWrapper
 
 from mnemosyne.library.english_words import is_word
 from mnemosyne.library.searchable_forms import query_form
+from mnemosyne.search.periods import Covered, Period, covered, match, named_periods
 
 if TYPE_CHECKING:
     from mnemosyne.search.legs import Filters
@@ -52,6 +53,15 @@ NAMED_SHARE = 0.75
 MIN_CONFIDENCE = 0.5
 # The score the newest version gets when the question asks for the latest.
 LATEST_BONUS = 0.5
+# What covering the period a question names weighs, against its name words' rarity (about a
+# word shared by one document in ten).
+PERIOD_WEIGHT = math.log(1 + 10)
+# A number kept in an item's metadata["identity"], or null (a hand edit may have left anything).
+_NUMBER = (
+    "CASE WHEN s.metadata->'identity'->>'{key}' ~ '^[0-9]{{1,4}}$'"
+    " THEN (s.metadata->'identity'->>'{key}')::integer END"
+)
+_PERIOD_WORD = re.compile(r"^(?:\d{2}|\d{4}|q[1-4]|fy\d{2,4}|fiscal|quarter|first|second|third|fourth|year)$")
 
 
 @dataclass(frozen=True)
@@ -90,7 +100,7 @@ def named_documents(question: str, filters: Filters, *, latest: bool, database: 
             FROM unnest(%(configs)s::regconfig[]) AS cfg,
                  unnest(tsvector_to_array(to_tsvector(cfg, %(query)s))) AS lexeme
         ), scope AS (
-            SELECT i.id, i.identity_vector, i.organisation, i.document_type, i.document_date
+            SELECT i.id, i.identity_vector, i.organisation, i.document_type, i.document_date, i.metadata
             FROM library_item i JOIN library_collection o ON o.id = i.collection_id
             WHERE i.identity_vector IS NOT NULL AND length(i.identity_vector) > 0 {where}
         ), n AS (
@@ -104,15 +114,16 @@ def named_documents(question: str, filters: Filters, *, latest: bool, database: 
             ) d
             WHERE d.df > 0
         ), matched AS (
-            SELECT s.id, sum(w.idf) AS weight
+            SELECT s.id, sum(w.idf) AS weight, array_agg(w.lexeme) AS lexemes
             FROM scope s CROSS JOIN LATERAL unnest(s.identity_vector) AS u
             JOIN w ON w.lexeme = u.lexeme
             GROUP BY s.id
             ORDER BY weight DESC, s.id
             LIMIT %(limit)s
         )
-        SELECT s.id, m.weight, s.organisation, s.document_type, s.document_date,
-               (SELECT coalesce(sum(idf), 0) FROM w), (SELECT array_agg(lexeme) FROM w)
+        SELECT s.id, m.lexemes, s.organisation, s.document_type, s.document_date,
+               {_NUMBER.format(key="fiscal_year")}, {_NUMBER.format(key="fiscal_quarter")},
+               (SELECT array_agg(lexeme) FROM w), (SELECT array_agg(idf) FROM w)
         FROM scope s JOIN matched m ON m.id = s.id
     """
     with connections[database].cursor() as cursor:
@@ -120,10 +131,28 @@ def named_documents(question: str, filters: Filters, *, latest: bool, database: 
         rows = cursor.fetchall()
         if not rows:
             return NamedDocuments(content=question)
-        content = _without_words(cursor, question, set(rows[0][6] or ()), filters.text_configs)
-    total = float(rows[0][5])
-    found = [_Document(row[0], float(row[1]), row[2], row[3], row[4]) for row in rows]
-    return NamedDocuments(score(found, total, latest=latest), total, content)
+        weights = dict(zip(rows[0][7], rows[0][8], strict=True))
+        content = _without_words(cursor, question, set(weights), filters.text_configs)
+    found = [
+        _Document(
+            id=row[0],
+            lexemes=frozenset(row[1]),
+            organisation=row[2],
+            document_type=row[3],
+            date=row[4],
+            covered=covered(
+                fiscal_year=row[5] if isinstance(row[5], int) else None,
+                fiscal_quarter=row[6] if isinstance(row[6], int) else None,
+                date=row[4],
+                quarterly=row[3] == "10-Q",
+            ),
+        )
+        for row in rows
+    ]
+    named = named_periods(question)
+    total = sum(idf for lexeme, idf in weights.items() if not is_period_word(lexeme))
+    total += PERIOD_WEIGHT if named else 0.0
+    return NamedDocuments(score(found, weights, named, latest=latest), total, content)
 
 
 def spelled_names(question: str, names: frozenset[str]) -> str:
@@ -191,19 +220,37 @@ def _without_words(cursor: CursorWrapper, question: str, lexemes: set[str], conf
 @dataclass(frozen=True)
 class _Document:
     id: int
-    weight: float
+    lexemes: frozenset[str]
     organisation: str
     document_type: str
     date: date | None
+    covered: Covered
 
 
-def score(documents: list[_Document], total: float, *, latest: bool) -> dict[int, float]:
-    """Each document's share of the question's identity weight; asked for the latest, the newest
-    of each organisation's documents of a kind (among those the question names) instead gets
-    LATEST_BONUS over the best share of its group."""
+def is_period_word(lexeme: str) -> bool:
+    """Words that name a period ("2019", "q3", "fy2019", "fiscal", "quarter", "third"): a period
+    is matched as a whole (periods.py), not word by word."""
+    return bool(_PERIOD_WORD.match(lexeme))
+
+
+def score(
+    documents: list[_Document], weights: dict[str, float], named: list[Period], *, latest: bool
+) -> dict[int, float]:
+    """Each document's share of the question's identity weight: the rarity of the name, symbol
+    and kind words it matches, and PERIOD_WEIGHT when it covers a period the question names.
+    Asked for the latest, the newest of each organisation's documents of a kind (among those
+    the question names) instead gets LATEST_BONUS over the best share of its group."""
+    names = {lexeme: weight for lexeme, weight in weights.items() if not is_period_word(lexeme)}
+    total = sum(names.values()) + (PERIOD_WEIGHT if named else 0.0)
     if total <= 0:
         return {}
-    scores = {document.id: document.weight / total for document in documents if document.weight > 0}
+    scores: dict[int, float] = {}
+    for document in documents:
+        matched = sum(names[lexeme] for lexeme in document.lexemes if lexeme in names)
+        if named:
+            matched += PERIOD_WEIGHT * match(named, document.covered)
+        if matched > 0:
+            scores[document.id] = matched / total
     if not latest:
         return scores
     groups: dict[tuple[str, str], list[_Document]] = defaultdict(list)
