@@ -61,7 +61,7 @@ _NUMBER = (
     "CASE WHEN s.metadata->'identity'->>'{key}' ~ '^[0-9]{{1,4}}$'"
     " THEN (s.metadata->'identity'->>'{key}')::integer END"
 )
-_PERIOD_WORD = re.compile(r"^(?:\d{2}|\d{4}|q[1-4]|fy\d{2,4}|fiscal|quarter|first|second|third|fourth|year)$")
+_PERIOD_WORD = re.compile(r"^(?:\d{4}|q[1-4]|fy\d{2,4}|fiscal|quarter|first|second|third|fourth|year)$")
 
 
 @dataclass(frozen=True)

@@ -226,7 +226,7 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
             not_run[leg] = f"the query could not be embedded: {exc}"
 
     fused = fuse(found_by_leg, alpha=request.alpha)
-    fused, added = _with_units(fused, named, leg_query)
+    fused, added = _with_units(fused, named, leg_query, query)
     scores = {leg: dict(found) for leg, found in found_by_leg.items()}
     # Hydrate more than the page so collapsed duplicates can be replaced from below.
     head_size = window * 2 if request.collapse_duplicates else window
@@ -275,7 +275,7 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
 
 
 def _with_units(
-    fused: list[Fused[int]], named: NamedDocuments, leg_query: legs.LegQuery
+    fused: list[Fused[int]], named: NamedDocuments, leg_query: legs.LegQuery, query: str
 ) -> tuple[list[Fused[int]], units.UnitScores]:
     """The fused head reordered with its pages' and documents' evidence (search/units.py)."""
     pool = fused[:UNIT_POOL]
@@ -291,7 +291,8 @@ def _with_units(
         located,
         documents=named.scores,
         document_confidence=confidence(named.weight),
-        pages=units.page_evidence(pool, located, page_text),
+        pages=units.page_evidence(page_text),
+        pages_named=question_text.pages_named(query),
     )
     return rescored + fused[UNIT_POOL:], added
 

@@ -13,7 +13,9 @@ HEIGHT = 792.0
 CHAR = 5.0  # every character 5 points wide
 
 
-def positioned(text: str, y: float, *, x0: float = 40.0, page: int = 1, bold: bool = False, **gaps: float) -> Line:
+def positioned(
+    text: str, y: float, *, x0: float = 40.0, page: int = 1, bold: bool = False, **gaps: float
+) -> Line:
     """A line whose characters are CHAR wide, except that a space runs on to the x in `gaps`
     (keyed by the word after it: set_at={"5,794": 400})."""
     edges = array("f")
@@ -86,10 +88,18 @@ def test_a_statement_without_rules_is_read_with_its_title_unit_and_column_years(
 
 
 def test_a_paragraph_is_not_a_table_and_prose_beside_numbers_is_not_either() -> None:
-    prose = [positioned(f"this line of running text goes on and on as prose does {n}", 700 - 14 * n) for n in range(6)]
+    prose = [
+        positioned(f"this line of running text goes on and on as prose does {n}", 700 - 14 * n)
+        for n in range(6)
+    ]
     assert find_tables(prose, WIDTH) == []
     beside = [
-        row(f"and the sentence of the paragraph carries on over here {n}", ["91"], 700 - 14 * n, columns=(500.0,))
+        row(
+            f"and the sentence of the paragraph carries on over here {n}",
+            ["91"],
+            700 - 14 * n,
+            columns=(500.0,),
+        )
         for n in range(5)
     ]
     assert find_tables(beside, WIDTH) == []

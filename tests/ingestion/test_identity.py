@@ -17,7 +17,9 @@ from mnemosyne.ingestion.identity import (
 )
 
 
-def document(text: str, *, title: str = "0000320193-23-000077", pages: tuple[int, ...] = ()) -> ParsedDocument:
+def document(
+    text: str, *, title: str = "0000320193-23-000077", pages: tuple[int, ...] = ()
+) -> ParsedDocument:
     return ParsedDocument(title=title, item_type="pdf", text=text, markdown=False, page_starts=pages)
 
 
@@ -88,7 +90,10 @@ ____________________________________ AMAZON.COM, INC.
 
 
 def test_a_year_ended_in_january_is_the_fiscal_year_the_filing_calls_it() -> None:
-    cover = "FORM 10-K\n\nFor the fiscal year ended January 30, 2021\n\nACME STORES, INC.\n\n(Exact name of registrant as specified in its charter)"
+    cover = (
+        "FORM 10-K\n\nFor the fiscal year ended January 30, 2021\n\nACME STORES, INC.\n\n"
+        "(Exact name of registrant as specified in its charter)"
+    )
     body = " ".join(["Sales in fiscal 2020 grew."] * 5)
     assert identify(document(cover + "\n\n" + body)).period == "FY2020"
 
@@ -96,25 +101,38 @@ def test_a_year_ended_in_january_is_the_fiscal_year_the_filing_calls_it() -> Non
 def test_an_earnings_release_says_its_quarter() -> None:
     text = "Acme Corporation Reports Fourth Quarter and Fiscal 2019 Results\n\nRevenue was up."
     found = identify(document(text, title="press release"))
-    assert (found.doc_type, found.period, found.organisation) == ("earnings release", "Q4 FY2019", "Acme Corporation")
+    assert (found.doc_type, found.period, found.organisation) == (
+        "earnings release",
+        "Q4 FY2019",
+        "Acme Corporation",
+    )
 
 
 def test_a_cover_without_a_date_or_an_organisation_gets_none_never_a_guess() -> None:
-    found = identify(document("A Field Guide to Mushrooms\n\nMushrooms grow in the woods.", title="Mushrooms"))
+    found = identify(
+        document("A Field Guide to Mushrooms\n\nMushrooms grow in the woods.", title="Mushrooms")
+    )
     assert (found.organisation, found.doc_type, found.date, found.period) == ("", "", None, "")
     assert found.title == "Mushrooms"
     assert identity_words(found) == ""
 
 
 def test_a_title_that_names_a_file_gives_way_to_the_first_heading() -> None:
-    found = identify(document("Older Adults and Technology Use\n\nSeniors go online.", title="a4f3ced0696009fec3179f"))
+    found = identify(
+        document("Older Adults and Technology Use\n\nSeniors go online.", title="a4f3ced0696009fec3179f")
+    )
     assert found.title == "Older Adults and Technology Use"
 
 
 def test_values_a_person_gives_win_and_are_remembered_as_given() -> None:
     given = parse_given({"organisation": "Apple", "period": "Q2 FY2024", "date": "2024-03-30"})
     found = with_given(identify(document(QUARTERLY_COVER + "\n\n" + STATEMENT)), given)
-    assert (found.organisation, found.period, found.fiscal_year, found.fiscal_quarter) == ("Apple", "Q2 FY2024", 2024, 2)
+    assert (found.organisation, found.period, found.fiscal_year, found.fiscal_quarter) == (
+        "Apple",
+        "Q2 FY2024",
+        2024,
+        2,
+    )
     assert found.date == dt.date(2024, 3, 30)
     assert found.given == ("organisation", "date", "period")
 

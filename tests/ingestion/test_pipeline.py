@@ -17,8 +17,8 @@ from mnemosyne.embedding import Embedder
 from mnemosyne.graph import concepts
 from mnemosyne.ingestion import runner, writes
 from mnemosyne.ingestion.documents import ParsedDocument
-from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.item_context import chunk_header
+from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
