@@ -44,6 +44,26 @@ class UpsertResult(BaseModel):
     collection: CollectionRef
 
 
+class DocumentMetadata(Arguments):
+    organisation: str | None = Field(
+        default=None, min_length=1, max_length=300, description="Its organisation."
+    )
+    doc_type: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=40,
+        description="Its kind: 10-K, 10-Q, 8-K, 20-F, earnings release, paper, manual, …",
+    )
+    date: str | None = Field(
+        default=None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="The date it speaks for, YYYY-MM-DD."
+    )
+    period: str | None = Field(
+        default=None,
+        pattern=r"^(?:Q[1-4] )?(?:FY)?\d{4}$",
+        description="The fiscal period it covers: FY2019, or Q3 FY2023.",
+    )
+
+
 class UpsertItemArguments(Arguments):
     collection_uid: str = Field(description="The collection to write to (uid from list_collections).")
     title: str = Field(min_length=1, max_length=500, description="The item's title, shown in citations.")
@@ -70,6 +90,11 @@ class UpsertItemArguments(Arguments):
     )
     metadata: dict[str, MetadataValue] | None = Field(
         default=None, description="Flat key-value metadata kept with the item (strings, numbers, booleans)."
+    )
+    document: DocumentMetadata | None = Field(
+        default=None,
+        description="What the document is, when you know better than its cover says (each optional): "
+        "organisation, doc_type, date, period. Read from the document when not given.",
     )
     background: bool | None = Field(
         default=None,
@@ -106,6 +131,7 @@ def upsert_item(caller: Principal, args: UpsertItemArguments) -> UpsertResult:
             mime_type=mime_type,
             external_id=args.external_id,
             metadata=args.metadata,
+            document=args.document.model_dump(exclude_none=True) if args.document else None,
         )
         found = formats.by_mime_type(mime_type)
         return UpsertResult(
@@ -127,6 +153,7 @@ def upsert_item(caller: Principal, args: UpsertItemArguments) -> UpsertResult:
         mime_type=mime_type,
         external_id=args.external_id,
         metadata=args.metadata,
+        document=args.document.model_dump(exclude_none=True) if args.document else None,
         embedder=get_embedder(),
         store=get_chunk_store(),
     )

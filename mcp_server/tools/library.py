@@ -115,6 +115,10 @@ def list_items(caller: Principal, args: ListItemsArguments, page: Page) -> ItemL
                 embedding_status=item.embedding_status,
                 embedding_error=item.embedding_error,
                 collection=CollectionRef(uid=item.collection.uid, name=item.collection.name),
+                organisation=item.organisation,
+                doc_type=item.document_type,
+                date=item.document_date.isoformat() if item.document_date else None,
+                period=item.period,
             )
             for item in queryset[offset : offset + limit]
         ],
@@ -127,12 +131,19 @@ def render_items(result: ItemList) -> str:
     if not result.items:
         return "No items."
     lines = [
-        f"[{i.uid}] {i.title} ({i.item_type}, {i.chunk_count} chunks, {i.embedding_status})"
+        f"[{i.uid}] {i.title} ({''.join(_identity(i))}{i.item_type}, {i.chunk_count} chunks, "
+        f"{i.embedding_status})"
         for i in result.items
     ]
     if result.next_cursor:
         lines.append(f"… {result.total} in all; call list_items again with cursor=next_cursor for more.")
     return "\n".join(lines)
+
+
+def _identity(item: ItemInfo) -> list[str]:
+    """What the item is, each known part followed by a comma, for its line of list_items."""
+    parts = [item.organisation, item.doc_type, item.period, item.date or ""]
+    return [f"{part}, " for part in parts if part]
 
 
 class GetChunkArguments(Arguments):

@@ -72,6 +72,10 @@ class SearchHit(BaseModel):
     duplicates: list[str] | None = Field(
         default=None, description="uids of near-identical chunks folded into this one (return_metadata)."
     )
+    grouped: list[str] | None = Field(
+        default=None,
+        description="With group_by: uids of the other chunks of this page or item that matched, best first.",
+    )
 
 
 class RerankInfo(BaseModel):
@@ -172,6 +176,12 @@ class ItemInfo(BaseModel):
     embedding_status: str = Field(description="pending, processing, complete or failed.")
     embedding_error: str = Field(description="Why ingestion failed; empty unless embedding_status is failed.")
     collection: CollectionRef
+    organisation: str = Field(default="", description="The organisation it is from, when known.")
+    doc_type: str = Field(default="", description="Its kind (10-K, 10-Q, 8-K, earnings release, paper, …).")
+    date: str | None = Field(default=None, description="The date it speaks for (YYYY-MM-DD), when known.")
+    period: str = Field(
+        default="", description="The fiscal period it covers (FY2019, Q3 FY2023), when known."
+    )
 
 
 class ItemList(BaseModel):

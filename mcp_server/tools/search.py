@@ -1,5 +1,6 @@
 """The `search` tool: hybrid retrieval over the libraries."""
 
+from datetime import date
 from typing import Literal
 
 from django.conf import settings
@@ -17,14 +18,44 @@ from mcp_server.tools.schemas import (
     SearchHit,
     SearchResult,
 )
-from mcp_server.tools.spec import Arguments, ToolSpec
+from mcp_server.tools.spec import ArgumentError, Arguments, ToolSpec
 from mnemosyne.library.selectors import chunk_text
 from mnemosyne.search import service
+from mnemosyne.search.filters import DocumentFilter
 from mnemosyne.search.shaping import estimate_tokens, fit_budget
 
 LibraryTypeName = Literal["general", "documentation", "research", "books", "legal", "notes", "code"]
 SearchType = Literal["vector", "fulltext", "graph"]
 MetadataField = Literal["explain", "text", "source", "duplicates"]
+
+
+ISO_DATE = r"^\d{4}-\d{2}-\d{2}$"
+
+
+class DocumentFilterArguments(Arguments):
+    organisation: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Part of the organisation's name, or its trading symbol (list_items shows them).",
+    )
+    doc_type: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=40,
+        description="Kind of document: 10-K, 10-Q, 8-K, 20-F, earnings release, paper, manual, …",
+    )
+    period: str | None = Field(
+        default=None,
+        pattern=r"^(?:Q[1-4] )?(?:FY)?\d{4}$",
+        description="Fiscal period: FY2019 (the year and its quarters) or Q3 FY2023 (that quarter).",
+    )
+    date_from: str | None = Field(
+        default=None, pattern=ISO_DATE, description="Earliest document date (YYYY-MM-DD), inclusive."
+    )
+    date_to: str | None = Field(
+        default=None, pattern=ISO_DATE, description="Latest document date (YYYY-MM-DD), inclusive."
+    )
 
 
 class SearchArguments(Arguments):
@@ -58,6 +89,16 @@ class SearchArguments(Arguments):
         le=1,
         description="Trade relevance for variety (maximal marginal relevance), 0-1. Omit for none.",
     )
+    documents: DocumentFilterArguments | None = Field(
+        default=None,
+        description="Only documents that are this (what list_items shows each is): organisation, doc_type, "
+        "period, date_from/date_to. Every field given must hold.",
+    )
+    group_by: Literal["page", "item"] | None = Field(
+        default=None,
+        description="One result per page or per item (document), each its best chunk, with the others' uids "
+        "in `grouped`. Omit for one ranked list of chunks.",
+    )
     return_metadata: list[MetadataField] = Field(
         default=[],
         description="Extra fields per result: explain (each leg's rank and score), text (full chunk text "
@@ -84,6 +125,8 @@ def search(caller: Principal, args: SearchArguments, page: Page) -> SearchResult
             alpha=args.alpha,
             diversity=args.diversity,
             offset=page.offset,
+            documents=_document_filter(args.documents),
+            group_by=args.group_by,
         )
     )
     extras: set[str] = set(args.return_metadata)
@@ -101,6 +144,25 @@ def search(caller: Principal, args: SearchArguments, page: Page) -> SearchResult
         legs_not_run=response.legs_not_run,
         fusion=response.fusion,
         rerank=RerankInfo(requested=args.rerank, applied=response.rerank_applied, note=response.rerank_note),
+    )
+
+
+def _document_filter(documents: DocumentFilterArguments | None) -> DocumentFilter | None:
+    if documents is None:
+        return None
+    dates: dict[str, date | None] = {}
+    for name in ("date_from", "date_to"):
+        value = getattr(documents, name)
+        try:
+            dates[name] = date.fromisoformat(value) if value else None
+        except ValueError:
+            raise ArgumentError(f"documents.{name}", f"{value!r} is not a date") from None
+    return DocumentFilter(
+        organisation=documents.organisation,
+        doc_type=documents.doc_type,
+        period=documents.period,
+        date_from=dates["date_from"],
+        date_to=dates["date_to"],
     )
 
 
@@ -137,6 +199,7 @@ def _hit(hit: service.SearchHit, extras: set[str]) -> SearchHit:
         text=chunk_text(chunk) if "text" in extras else None,
         source=chunk.item.source if "source" in extras else None,
         duplicates=hit.duplicates if "duplicates" in extras else None,
+        grouped=hit.grouped or None,
     )
 
 

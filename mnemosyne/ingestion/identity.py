@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from mnemosyne.ingestion.documents import ParsedDocument, names_a_file
@@ -173,10 +173,34 @@ def parse_given(values: Mapping[str, object]) -> dict[str, object]:
             except ValueError as exc:
                 raise InvalidIdentity(f"metadata date must be YYYY-MM-DD, got {value!r}") from exc
             continue
-        if key == "period" and text and parse_period(text) is None:
-            raise InvalidIdentity(f"metadata period must look like FY2019, Q3 FY2023 or 2019, got {value!r}")
+        if key == "period" and text:
+            found = parse_period(text)
+            if found is None:
+                raise InvalidIdentity(
+                    f"metadata period must look like FY2019, Q3 FY2023 or 2019, got {value!r}"
+                )
+            text = period_label(*found)
         checked[key] = text
     return checked
+
+
+def given_metadata(pairs: Sequence[str]) -> dict[str, object]:
+    """`KEY=VALUE` arguments (a command's --meta) as checked given values; a management command
+    turns the InvalidIdentity into its one-line error."""
+    values: dict[str, object] = {}
+    for pair in pairs:
+        key, separator, value = pair.partition("=")
+        if not separator:
+            raise InvalidIdentity(f"--meta {pair!r}: expected KEY=VALUE")
+        values[key.strip()] = value.strip()
+    return parse_given(values)
+
+
+def given_as_text(given: Mapping[str, object]) -> dict[str, str]:
+    """Given values as the strings parse_given reads (for a queued task's arguments, a JSON field)."""
+    return {
+        key: value.isoformat() if isinstance(value, dt.date) else str(value) for key, value in given.items()
+    }
 
 
 _PERIOD = re.compile(r"^(?:Q([1-4])\s+)?(?:FY\s?)?(\d{4})$", re.IGNORECASE)

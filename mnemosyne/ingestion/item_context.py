@@ -7,7 +7,18 @@ from __future__ import annotations
 
 from mnemosyne.ingestion.identity import IDENTITY_KEYS, Identity, document_line
 from mnemosyne.ingestion.planning import header_text
-from mnemosyne.library.models import Item
+from mnemosyne.library.models import Chunk, Item
+from mnemosyne.storage import ChunkNotFound, get_chunk_store, keys
+
+# The fields of a chunk's item its context is made of (for a query's `only`).
+CONTEXT_FIELDS = (
+    "item__title",
+    "item__organisation",
+    "item__document_type",
+    "item__document_date",
+    "item__period",
+    "item__metadata",
+)
 
 
 def identity_of(item: Item) -> Identity:
@@ -44,3 +55,23 @@ def given_by_item(item: Item) -> dict[str, object]:
 def chunk_header(item: Item, section_path: str) -> str:
     """A stored chunk's context, as ingest wrote it."""
     return header_text(item.title, section_path, document_line(identity_of(item)))
+
+
+def stored_pages(item: Item, line: str) -> list[tuple[int, str]]:
+    """The item's stored pages, each under the new identity line (the stored text's first line is
+    the line it was written under)."""
+    store = get_chunk_store()
+    prefixes = {
+        keys.prefix_of(key) for key in Chunk.objects.filter(item=item).values_list("storage_key", flat=True)
+    }
+    numbers = item.pages.values_list("number", flat=True)
+    pages = []
+    for number in numbers:
+        for prefix in prefixes:
+            try:
+                text = store.get(keys.page_key(prefix, number)).decode("utf-8")
+            except ChunkNotFound:
+                continue
+            pages.append((number, f"{line}\n{text.partition(chr(10))[2]}"))
+            break
+    return pages

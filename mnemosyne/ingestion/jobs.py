@@ -31,9 +31,11 @@ def enqueue_upload(
     mime_type: str,
     external_id: str | None = None,
     metadata: Mapping[str, object] | None = None,
+    document: Mapping[str, object] | None = None,
 ) -> IngestJob:
     """Queue an upload; refused at once (InvalidArgument) for what can be told without parsing it."""
     title, _ = uploads.check_upload(title=title, content=content, mime_type=mime_type)
+    uploads.check_document(document, title=title)
     if external_id is not None:
         uploads.upsert_source(external_id=external_id, content=content)  # checks the id
     with transaction.atomic():
@@ -43,6 +45,7 @@ def enqueue_upload(
             mime_type=mime_type,
             external_id=external_id,
             metadata=dict(metadata or {}),
+            document=dict(document or {}),
             content=content,
             size=len(content),
         )
@@ -79,6 +82,7 @@ def _run(job_uid: str) -> dict[str, object]:
             mime_type=job.mime_type,
             external_id=job.external_id,
             metadata=job.metadata,
+            document=job.document,
             embedder=get_embedder(),
             store=get_chunk_store(),
         )

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from django.conf import settings
 
 from mnemosyne.embedding import Embedder
+from mnemosyne.ingestion.item_context import given_by_item
 from mnemosyne.library.models import Collection, EmbeddingStatus, Item
 
 
@@ -51,17 +52,27 @@ def ingest_config_signature(embedder: Embedder) -> str:
 
 
 def unchanged_result(
-    *, collection: Collection, source: str, digest: str, embedder: Embedder
+    *,
+    collection: Collection,
+    source: str,
+    digest: str,
+    embedder: Embedder,
+    given: Mapping[str, object] | None = None,
 ) -> IngestResult | None:
     """The result for an item already ingested from these very bytes and settings, else None.
 
     Lets a caller skip parsing a document it would only find unchanged (one indexed query).
     """
-    return unchanged_results(collection=collection, sources=[source], embedder=embedder)(source, digest)
+    lookup = unchanged_results(collection=collection, sources=[source], embedder=embedder, given=given)
+    return lookup(source, digest)
 
 
 def unchanged_results(
-    *, collection: Collection, sources: Iterable[str], embedder: Embedder
+    *,
+    collection: Collection,
+    sources: Iterable[str],
+    embedder: Embedder,
+    given: Mapping[str, object] | None = None,
 ) -> Callable[[str, str], IngestResult | None]:
     """unchanged_result for any of `sources`, their items read with one query now."""
     items = {item.source: item for item in Item.objects.filter(collection=collection, source__in=sources)}
@@ -69,17 +80,19 @@ def unchanged_results(
 
     def result(source: str, digest: str) -> IngestResult | None:
         item = items.get(source)
-        if item is None or not up_to_date(item, digest, signature):
+        if item is None or not up_to_date(item, digest, signature, given):
             return None
         return IngestResult(source, Outcome.UNCHANGED, item.uid, item.chunk_count)
 
     return result
 
 
-def up_to_date(item: Item, digest: str, signature: str) -> bool:
-    """The item holds the chunks of these very bytes, made with these settings."""
+def up_to_date(item: Item, digest: str, signature: str, given: Mapping[str, object] | None = None) -> bool:
+    """The item holds the chunks of these very bytes, made with these settings, and says of itself
+    what a person now gives (`--meta`, a source's or an upload's document metadata)."""
     return (
         item.content_hash == digest
         and item.embedding_status == EmbeddingStatus.COMPLETE
         and item.metadata.get("ingest_config") == signature
+        and (not given or given_by_item(item) == dict(given))
     )

@@ -129,9 +129,12 @@ def ingest_document(
     embedder: Embedder,
     store: ChunkStore,
     metadata: dict[str, object] | None = None,
+    given: Mapping[str, object] | None = None,
 ) -> IngestResult:
     """Ingest one parsed document as the item `source` of `collection`."""
-    document = DocumentInput(source=source, parsed=parsed, digest=digest, metadata=metadata or {})
+    document = DocumentInput(
+        source=source, parsed=parsed, digest=digest, metadata=metadata or {}, given=given or {}
+    )
     (result,) = ingest_documents(collection=collection, documents=[document], embedder=embedder, store=store)
     return result
 
@@ -233,7 +236,7 @@ def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str)
     for planned in group:
         document = planned.document
         item = items[document.source]
-        if up_to_date(item, document.digest, signature):
+        if up_to_date(item, document.digest, signature, document.given):
             batch.results.append(IngestResult(document.source, Outcome.UNCHANGED, item.uid, item.chunk_count))
         elif planned.error is not None:
             batch.results.append(_fail(item, document.source, planned.error))

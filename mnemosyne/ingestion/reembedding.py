@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from django.db import connection, transaction
 
 from mnemosyne.embedding import Embedder
-from mnemosyne.ingestion.item_context import chunk_header
+from mnemosyne.ingestion.item_context import CONTEXT_FIELDS, chunk_header
 from mnemosyne.library import vector_models
 from mnemosyne.library.models import Chunk, ChunkKind, Library
 from mnemosyne.library.selectors import chunk_text
@@ -69,7 +69,7 @@ def _stage(library: Library, embedder: Embedder, *, report: Callable[[int], None
         batch = list(
             Chunk.objects.filter(id__in=ids)
             .select_related("item")
-            .only("id", "kind", "section_path", "storage_key", "text_preview", "item__title")
+            .only("id", "kind", "section_path", "storage_key", "text_preview", *CONTEXT_FIELDS)
             .order_by("id")
         )
         if not batch:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,12 +71,15 @@ def ingest_paths(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     prune: bool = False,
+    given: Mapping[str, object] | None = None,
 ) -> RunSummary:
     """Ingest every supported file under `paths` and every http(s) URL among them.
 
     A bad file or URL is reported and the run goes on. With `prune`, items of the collection
-    whose file under one of the directories walked is gone are deleted afterwards.
+    whose file under one of the directories walked is gone are deleted afterwards. `given` is what
+    a person says every one of the documents is (identity.parse_given), over what is read.
     """
+    given = dict(given or {})
     embedder = embedder or get_embedder()
     store = store or get_chunk_store()
     show_progress = sys.stderr.isatty() if progress is None else progress
@@ -103,10 +106,10 @@ def ingest_paths(
         for start in range(0, len(inputs.files), LOOKUP_FILES):
             window = inputs.files[start : start + LOOKUP_FILES]
             sources = [source_file.source for source_file in window]
-            known = unchanged_results(collection=collection, sources=sources, embedder=embedder)
+            known = unchanged_results(collection=collection, sources=sources, embedder=embedder, given=given)
             for source_file in window:
                 bar.set_postfix_str(source_file.source[-40:], refresh=False)
-                document = read_file(source_file, unchanged=known)
+                document = read_file(source_file, unchanged=known, given=given)
                 if isinstance(document, Skipped):
                     summary.skipped.append(document)
                     report(f"skipped {document.path}: {document.reason}")
@@ -117,7 +120,7 @@ def ingest_paths(
                     yield document
         for url in inputs.urls:
             bar.set_postfix_str(url[-40:], refresh=False)
-            fetched = read_url(url)
+            fetched = read_url(url, given=given)
             if isinstance(fetched, IngestResult):
                 on_result(fetched)
             else:
@@ -145,7 +148,10 @@ UnchangedLookup = Callable[[str, str], IngestResult | None]
 
 
 def read_file(
-    source_file: SourceFile, *, unchanged: UnchangedLookup | None = None
+    source_file: SourceFile,
+    *,
+    unchanged: UnchangedLookup | None = None,
+    given: Mapping[str, object] | None = None,
 ) -> DocumentInput | Skipped | IngestResult:
     """Read and parse a file; with `unchanged`, a file whose item is up to date is not even parsed."""
     path = source_file.path
@@ -163,11 +169,15 @@ def read_file(
     except OSError as exc:
         return Skipped(path, f"cannot read: {exc.strerror or exc}")
     return DocumentInput(
-        source=source_file.source, parsed=parsed, digest=digest, metadata={"path": str(path)}
+        source=source_file.source,
+        parsed=parsed,
+        digest=digest,
+        metadata={"path": str(path)},
+        given=given or {},
     )
 
 
-def read_url(url: str) -> DocumentInput | IngestResult:
+def read_url(url: str, *, given: Mapping[str, object] | None = None) -> DocumentInput | IngestResult:
     """Fetch and parse a URL; one that cannot be is a failed result (its item, if any, is untouched)."""
     try:
         fetched = fetch_url(url)
@@ -178,7 +188,9 @@ def read_url(url: str) -> DocumentInput | IngestResult:
     if fetched.final_url != url:
         metadata["final_url"] = fetched.final_url
     # The URL as given is the item's identity, so a re-run finds the same item.
-    return DocumentInput(source=url, parsed=parsed, digest=content_hash(fetched.data), metadata=metadata)
+    return DocumentInput(
+        source=url, parsed=parsed, digest=content_hash(fetched.data), metadata=metadata, given=given or {}
+    )
 
 
 def prune_missing(

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion.documents import DocumentRejected, title_from_filename
+from mnemosyne.ingestion.identity import InvalidIdentity, parse_given
 from mnemosyne.ingestion.listings import Listed, SourceUnavailable
 from mnemosyne.ingestion.outcomes import Outcome, content_hash, unchanged_result
 from mnemosyne.ingestion.parsing import parse_bytes
@@ -193,11 +194,12 @@ def _ingest(
 ) -> None:
     collection = source.collection
     fingerprints = {listed.name: (listed.fingerprint, digest) for listed, digest in changed}
+    given = source_given(source)
 
     def documents() -> Iterator[DocumentInput]:
         for listed, digest in changed:
             same = unchanged_result(
-                collection=collection, source=listed.name, digest=digest, embedder=embedder
+                collection=collection, source=listed.name, digest=digest, embedder=embedder, given=given
             )
             if same is not None:
                 manifest[listed.name] = {"f": listed.fingerprint, "h": digest}
@@ -215,7 +217,11 @@ def _ingest(
                 _failed(result, report, listed.name, str(exc))
                 continue
             yield DocumentInput(
-                source=listed.name, parsed=parsed, digest=digest, metadata={"source_uid": source.uid}
+                source=listed.name,
+                parsed=parsed,
+                digest=digest,
+                metadata={"source_uid": source.uid},
+                given=given,
             )
 
     for outcome in ingest_documents(
@@ -234,6 +240,18 @@ def _ingest(
             result.unchanged += 1
         if outcome.outcome != Outcome.UNCHANGED:
             report(f"{outcome.outcome.value} {outcome.source} ({outcome.chunk_count} chunks)")
+
+
+def source_given(source: Source) -> dict[str, object]:
+    """What a source says its documents are (`add_source --meta`); a value that no longer reads
+    (edited by hand in the admin, say) is left out, and the rest kept."""
+    given: dict[str, object] = {}
+    for key, value in (source.document or {}).items():
+        try:
+            given |= parse_given({key: value})
+        except InvalidIdentity:
+            logger.warning("source %s: its document metadata %s=%r is not used", source.uid, key, value)
+    return given
 
 
 def _failed(result: SyncReport, report: Callable[[str], None], name: str, reason: str) -> None:

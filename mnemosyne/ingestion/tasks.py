@@ -12,7 +12,7 @@ chunks, and the next run (inline or in the background) ingests it again.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from django.db import transaction
@@ -21,6 +21,7 @@ from django.tasks import task
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
+from mnemosyne.ingestion.identity import given_as_text, parse_given
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, unchanged_results
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.ingestion.runner import (
@@ -41,12 +42,17 @@ class IngestTaskFailed(Exception):
 
 
 @task
-def ingest_source(*, collection_id: int, location: str, source: str) -> dict[str, object]:
-    """Ingest one file (absolute path) or URL as the item `source`; raise when it is not ingested."""
+def ingest_source(
+    *, collection_id: int, location: str, source: str, given: dict[str, str] | None = None
+) -> dict[str, object]:
+    """Ingest one file (absolute path) or URL as the item `source`; raise when it is not ingested.
+    `given` is what a person says the document is (identity.parse_given, as text)."""
     started = time.perf_counter()
     outcome = "failed"
     try:
-        result = _ingest_source(collection_id=collection_id, location=location, source=source)
+        result = _ingest_source(
+            collection_id=collection_id, location=location, source=source, given=parse_given(given or {})
+        )
         outcome = "ok"
         return result
     finally:
@@ -54,16 +60,21 @@ def ingest_source(*, collection_id: int, location: str, source: str) -> dict[str
         BACKGROUND_TASK_SECONDS.labels("ingest_source").observe(time.perf_counter() - started)
 
 
-def _ingest_source(*, collection_id: int, location: str, source: str) -> dict[str, object]:
+def _ingest_source(
+    *, collection_id: int, location: str, source: str, given: Mapping[str, object]
+) -> dict[str, object]:
     collection = Collection.objects.get(pk=collection_id)
     embedder = get_embedder()
     document: DocumentInput | Skipped | IngestResult
     if is_url(location):
-        document = read_url(location)
+        document = read_url(location, given=given)
     else:
         document = read_file(
             SourceFile(path=Path(location), source=source),
-            unchanged=unchanged_results(collection=collection, sources=[source], embedder=embedder),
+            unchanged=unchanged_results(
+                collection=collection, sources=[source], embedder=embedder, given=given
+            ),
+            given=given,
         )
     if isinstance(document, Skipped):
         raise IngestTaskFailed(f"skipped {source}: {document.reason}")
@@ -92,8 +103,10 @@ def enqueue_paths(
     exclude: Sequence[str] = (),
     prune: bool = False,
     store: ChunkStore | None = None,
+    given: Mapping[str, object] | None = None,
 ) -> RunSummary:
     """Enqueue one ingest task per file found and per URL; prune (if asked) right away."""
+    given_text = given_as_text(given or {})
     summary = RunSummary()
     inputs = collect_inputs(
         paths, formats.suffixes_for(collection.library.library_type), include=include, exclude=exclude
@@ -113,7 +126,9 @@ def enqueue_paths(
     # All or none: a queue holding half a run would be hard to reason about.
     with transaction.atomic():
         for location, source in jobs:
-            ingest_source.enqueue(collection_id=collection.pk, location=location, source=source)
+            ingest_source.enqueue(
+                collection_id=collection.pk, location=location, source=source, given=given_text
+            )
     summary.enqueued = len(jobs)
     if prune:
         summary.pruned = prune_missing(

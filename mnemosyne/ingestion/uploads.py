@@ -14,6 +14,7 @@ from django.conf import settings
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.documents import DocumentRejected
+from mnemosyne.ingestion.identity import InvalidIdentity, given_as_text, parse_given
 from mnemosyne.ingestion.outcomes import Outcome
 from mnemosyne.ingestion.parsing import parse_bytes
 from mnemosyne.ingestion.pipeline import ingest_document
@@ -62,6 +63,15 @@ def check_upload(*, title: str, content: bytes, mime_type: str) -> tuple[str, fo
     return title, found
 
 
+def check_document(document: Mapping[str, object] | None, *, title: str) -> dict[str, object]:
+    """An upload's document metadata checked (InvalidArgument saying what is wrong), its title
+    given with it."""
+    try:
+        return parse_given({**(document or {}), "title": title})
+    except InvalidIdentity as exc:
+        raise InvalidArgument(str(exc)) from exc
+
+
 def upsert_item(
     *,
     collection: Collection,
@@ -72,13 +82,17 @@ def upsert_item(
     store: ChunkStore,
     external_id: str | None = None,
     metadata: Mapping[str, object] | None = None,
+    document: Mapping[str, object] | None = None,
 ) -> UpsertResult:
     """Create or replace one item through the ingest pipeline (which writes it in one transaction).
 
-    Everything that can be refused (size, type, unreadable or empty content) is refused before
-    anything is written; a new item whose ingestion still fails is removed again.
+    Everything that can be refused (size, type, unreadable or empty content, document metadata
+    that does not read) is refused before anything is written; a new item whose ingestion still
+    fails is removed again. The title is the caller's, and so is `document` (what the document
+    is: organisation, doc_type, date, period), over what is read from the document.
     """
     title, found = check_upload(title=title, content=content, mime_type=mime_type)
+    given = check_document(document, title=title)
     source = upsert_source(external_id=external_id, content=content)
     try:
         # Named after the title: a parser falls back on the file name (e.g. an image without a caption).
@@ -89,7 +103,7 @@ def upsert_item(
     user_metadata = dict(metadata or {})
     # Title and metadata are part of the digest: changing either updates the item.
     digest = hashlib.sha256(
-        json.dumps([title, user_metadata], sort_keys=True, default=str).encode()
+        json.dumps([title, user_metadata, given_as_text(given)], sort_keys=True, default=str).encode()
         + hashlib.sha256(content).digest()
     ).hexdigest()
     # Uploads of one item run one at a time: the same call made twice at once creates the item
@@ -104,6 +118,7 @@ def upsert_item(
             embedder=embedder,
             store=store,
             metadata={"external_id": external_id, "mime_type": mime_type, "metadata": user_metadata},
+            given=given,
         )
         if result.outcome == Outcome.FAILED:
             if not existed and result.item_uid is not None:

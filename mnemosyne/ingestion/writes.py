@@ -14,8 +14,8 @@ from django.db.models.expressions import RawSQL
 from mnemosyne import graph
 from mnemosyne.graph import ChunkConcepts
 from mnemosyne.graph.concepts import extract_concepts
-from mnemosyne.ingestion.identity import Identity, identity_words
-from mnemosyne.ingestion.item_context import chunk_header
+from mnemosyne.ingestion.identity import Identity, document_line, identity_words
+from mnemosyne.ingestion.item_context import chunk_header, identity_of, stored_pages
 from mnemosyne.ingestion.planning import PlannedChunk
 from mnemosyne.library import services
 from mnemosyne.library.languages import text_search_config
@@ -239,6 +239,7 @@ def reindex_library(library: Library, report: Callable[[int], None] = lambda don
             .order_by("id")[:REINDEX_BATCH]
         )
         if not batch:
+            reindex_documents(library)
             return done
         ids = [chunk.pk for chunk in batch]
         headers = [document_form(chunk_header(chunk.item, chunk.section_path)) for chunk in batch]
@@ -249,6 +250,36 @@ def reindex_library(library: Library, report: Callable[[int], None] = lambda don
         done += len(batch)
         last = ids[-1]
         report(done)
+
+
+def reindex_documents(library: Library) -> None:
+    """The identity and page vectors of a library's items in its (new) language, an item per
+    transaction (reindex_library does their chunks)."""
+    config = text_search_config(library.language)
+    for item in Item.objects.filter(collection__library=library).order_by("id"):
+        identity = identity_of(item)
+        pages = stored_pages(item, document_line(identity))
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE library_item SET identity_vector = to_tsvector(%s::regconfig, %s) WHERE id = %s",
+                [config, document_form(identity_words(identity)), item.pk],
+            )
+            rewrite_pages(cursor, item.pk, pages, config)
+
+
+def rewrite_pages(cursor: CursorWrapper, item_id: int, pages: Sequence[tuple[int, str]], config: str) -> None:
+    """Replace the full-text vectors of an item's pages (their text and context rebuilt)."""
+    for number, text in pages:
+        cursor.execute(
+            """
+            UPDATE library_page SET search_vector = t.vector,
+                length = (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)
+                          FROM unnest(t.vector) u)
+            FROM (SELECT to_tsvector(%s::regconfig, %s) AS vector) t
+            WHERE item_id = %s AND number = %s
+            """,
+            [config, document_form(text), item_id, number],
+        )
 
 
 def write_postings(cursor: CursorWrapper, ids: list[int]) -> None:

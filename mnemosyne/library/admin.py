@@ -1,10 +1,7 @@
 from django.contrib import admin
-from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from mnemosyne.library.models import Chunk, Collection, IngestJob, Item, Library
-from mnemosyne.library.services import delete_item
-from mnemosyne.storage import get_chunk_store
+from mnemosyne.library.models import Chunk, Collection, IngestJob, Library
 
 
 @admin.register(Library)
@@ -27,23 +24,6 @@ class CollectionAdmin(admin.ModelAdmin):
     search_fields = ["name", "uid"]
     readonly_fields = ["uid", "created_at", "updated_at"]
     list_select_related = ["library"]
-
-
-@admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
-    list_display = ["title", "collection", "item_type", "chunk_count", "embedding_status", "updated_at"]
-    list_filter = ["embedding_status", "item_type", "collection__library"]
-    search_fields = ["title", "uid", "source"]
-    readonly_fields = ["uid", "content_hash", "chunk_count", "created_at", "updated_at"]
-    list_select_related = ["collection", "collection__library"]
-
-    # Deleting goes through the service, so stored objects and Neo4j mentions go too.
-    def delete_model(self, request: HttpRequest, obj: Item) -> None:
-        delete_item(item_uid=obj.uid, dry_run=False, store=get_chunk_store())
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Item]) -> None:
-        for uid in list(queryset.values_list("uid", flat=True)):
-            delete_item(item_uid=uid, dry_run=False, store=get_chunk_store())
 
 
 @admin.register(Chunk)

@@ -257,6 +257,9 @@ class Source(models.Model):
     max_depth = models.PositiveIntegerField(default=3)
     # Minutes between scheduled syncs run by the background workers; empty: only when asked.
     every_minutes = models.PositiveIntegerField(null=True, blank=True)
+    # What its documents are, over what is read from them (ingestion/identity.py: organisation,
+    # doc_type, date, period, title), as `add_source --meta` gives it.
+    document = models.JSONField(default=dict, blank=True)
     # What the last sync saw, per file (relative path → stat and digest, or git blob): the next one
     # reads only what changed.
     manifest = models.JSONField(default=dict, blank=True, editable=False)
@@ -297,6 +300,8 @@ class IngestJob(models.Model):
     mime_type = models.CharField(max_length=200)
     external_id = models.CharField(max_length=500, null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # What the document is, as upsert_item's `document` gives it (ingestion/identity.py).
+    document = models.JSONField(default=dict, blank=True)
     # The uploaded bytes, until the job is done.
     content = models.BinaryField(default=b"", editable=False)
     size = models.PositiveBigIntegerField(default=0)

@@ -10,6 +10,7 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Protocol, TypeVar
 
 from django.db import connection
@@ -113,6 +114,39 @@ def items(*, collection_uid: str | None = None, library_uid: str | None = None) 
     if library_uid is not None:
         queryset = queryset.filter(collection__library=get_library(library_uid))
     return queryset
+
+
+def item_ids_where(
+    *,
+    organisation: str | None = None,
+    doc_type: str | None = None,
+    fiscal_year: int | None = None,
+    fiscal_quarter: int | None = None,
+    date_from: date | None = None,
+    date_to: date | None = None,
+) -> list[int]:
+    """The items (within the caller's boundary) with this identity: organisation a part of the
+    name or the trading symbol, kind exact (case aside), fiscal year with any quarter unless one
+    is given, date in the range."""
+    queryset = within_boundary(Item.objects.all(), "collection__library_id")
+    if organisation:
+        queryset = queryset.filter(
+            Q(organisation__icontains=organisation) | Q(metadata__identity__ticker__iexact=organisation)
+        )
+    if doc_type:
+        queryset = queryset.filter(document_type__iexact=doc_type)
+    if fiscal_year is not None:
+        if fiscal_quarter is None:
+            queryset = queryset.filter(
+                Q(period=f"FY{fiscal_year}") | Q(period__regex=rf"^Q[1-4] FY{fiscal_year}$")
+            )
+        else:
+            queryset = queryset.filter(period=f"Q{fiscal_quarter} FY{fiscal_year}")
+    if date_from is not None:
+        queryset = queryset.filter(document_date__gte=date_from)
+    if date_to is not None:
+        queryset = queryset.filter(document_date__lte=date_to)
+    return list(queryset.order_by("id").values_list("id", flat=True))
 
 
 @dataclass(frozen=True)

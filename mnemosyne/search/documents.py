@@ -87,7 +87,7 @@ class NamedDocuments:
 
 def named_documents(question: str, filters: Filters, *, latest: bool, database: str) -> NamedDocuments:
     """Each document in scope that the question names, scored in [0, 1]."""
-    where, params = _scope(filters)
+    where, params = filters.item_sql()
     question = spelled_names(question, _organisation_words(where, params, database))
     values: dict[str, Any] = {
         "query": query_form(question),
@@ -266,21 +266,6 @@ def score(
             scores[member.id] = best
         scores[newest.id] = best + LATEST_BONUS
     return scores
-
-
-def _scope(filters: Filters) -> tuple[str, dict[str, Any]]:
-    clauses: list[str] = []
-    params: dict[str, Any] = {}
-    if filters.library_id is not None:
-        clauses.append("o.library_id = %(library_id)s")
-        params["library_id"] = filters.library_id
-    if filters.library_ids is not None:
-        clauses.append("o.library_id = ANY(%(library_ids)s)")
-        params["library_ids"] = filters.library_ids
-    if filters.collection_id is not None:
-        clauses.append("i.collection_id = %(collection_id)s")
-        params["collection_id"] = filters.collection_id
-    return "".join(f" AND {clause}" for clause in clauses), params
 
 
 def confidence(weight: float) -> float:

@@ -19,66 +19,12 @@ from mnemosyne.embedding import Embedder
 from mnemosyne.graph import get_graph_store
 from mnemosyne.graph.concepts import query_concepts
 from mnemosyne.library import vector_models
-from mnemosyne.library.models import Chunk, ChunkKind
+from mnemosyne.library.models import Chunk
 from mnemosyne.library.searchable_forms import query_form
 from mnemosyne.search import document_legs
+from mnemosyne.search.filters import Filters
 from mnemosyne.search.hits import HitChunk, HitItem, Named
 from mnemosyne.search.units import Located
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Filters resolved to ids (by service.validate, once), so each leg compares plain integer
-    columns (a join on uids hides the filter's selectivity from the planner, which then gives up
-    the HNSW index)."""
-
-    library_id: int | None = None
-    # Libraries of the requested library_type; None = no type filter, [] = no library matches.
-    library_ids: list[int] | None = None
-    collection_id: int | None = None
-    include_images: bool = True
-    # The caller sees only some libraries (an MCP token's boundary); legs run in other threads,
-    # which do not see the caller's context, so the filters carry it.
-    confined: bool = False
-    # The text-search configurations of the libraries searched (their languages): the query is
-    # parsed with each, and a chunk matches the terms of its own library's.
-    text_configs: tuple[str, ...] = ("english",)
-
-    def posting_sql(self) -> tuple[str, dict[str, Any]]:
-        """The filters as SQL on library_posting `p` (AND-combined), with their named parameters."""
-        return self._sql("p", "NOT p.is_image")
-
-    def chunk_sql(self) -> tuple[str, dict[str, Any]]:
-        """The filters as SQL on library_chunk `c`."""
-        return self._sql("c", f"c.kind <> '{ChunkKind.IMAGE.value}'")
-
-    def _sql(self, alias: str, not_image: str) -> tuple[str, dict[str, Any]]:
-        clauses: list[str] = []
-        params: dict[str, Any] = {}
-        if self.library_id is not None:
-            clauses.append(f"{alias}.library_id = %(library_id)s")
-            params["library_id"] = self.library_id
-        if self.library_ids is not None:
-            clauses.append(f"{alias}.library_id = ANY(%(library_ids)s)")
-            params["library_ids"] = self.library_ids
-        if self.collection_id is not None:
-            clauses.append(f"{alias}.collection_id = %(collection_id)s")
-            params["collection_id"] = self.collection_id
-        if not self.include_images:
-            clauses.append(not_image)
-        return "".join(f" AND {clause}" for clause in clauses), params
-
-    def q(self) -> Q:
-        condition = Q()
-        if self.library_id is not None:
-            condition &= Q(library_id=self.library_id)
-        if self.library_ids is not None:
-            condition &= Q(library_id__in=self.library_ids)
-        if self.collection_id is not None:
-            condition &= Q(collection_id=self.collection_id)
-        if not self.include_images:
-            condition &= ~Q(kind=ChunkKind.IMAGE)
-        return condition
 
 
 def vector_leg(
@@ -297,13 +243,14 @@ def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float
         collection_id=filters.collection_id,
         limit=limit,
     )
-    if not filters.include_images and found:
-        images = set(
-            Chunk.objects.filter(
-                id__in=[chunk_id for chunk_id, _ in found], kind=ChunkKind.IMAGE
-            ).values_list("id", flat=True)
+    if (not filters.include_images or filters.item_ids is not None) and found:
+        # The store knows libraries and collections, not images or documents: those are kept here.
+        kept = set(
+            Chunk.objects.filter(filters.q(), id__in=[chunk_id for chunk_id, _ in found]).values_list(
+                "id", flat=True
+            )
         )
-        found = [(chunk_id, score) for chunk_id, score in found if chunk_id not in images]
+        found = [(chunk_id, score) for chunk_id, score in found if chunk_id in kept]
     return found
 
 

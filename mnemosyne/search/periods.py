@@ -38,6 +38,17 @@ CALENDAR_ONLY = 0.8
 YEAR_ONLY = 0.5
 
 
+_LABEL = re.compile(r"^(?:Q([1-4])\s+)?(?:FY\s?)?(\d{4})$", re.IGNORECASE)
+
+
+def parse_label(text: str) -> Period | None:
+    """(quarter or None, fiscal year) of a period label: "FY2019", "Q3 FY2023", "2019"."""
+    found = _LABEL.match(text.strip())
+    if found is None:
+        return None
+    return (int(found.group(1)) if found.group(1) else None, int(found.group(2)))
+
+
 def _year(text: str) -> int:
     year = int(text)
     return year if year >= 100 else (2000 + year if year < 70 else 1900 + year)

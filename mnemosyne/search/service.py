@@ -28,14 +28,14 @@ from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.languages import text_search_config
 from mnemosyne.library.services import validate_library_type
 from mnemosyne.metrics import LEG_FAILURES, LEG_SECONDS, SEARCH_SECONDS
-from mnemosyne.search import glossary, legs, question_text, units
-from mnemosyne.search.documents import NamedDocuments, confidence, named_documents
+from mnemosyne.search import evidence, glossary, legs, question_text
+from mnemosyne.search.documents import named_documents
+from mnemosyne.search.filters import Filters, documents_matching
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
 from mnemosyne.search.hits import HitChunk
-from mnemosyne.search.pages import page_scores
 from mnemosyne.search.rerank import get_reranker
 from mnemosyne.search.reranking import rerank_hits
-from mnemosyne.search.shaping import collapse_near_duplicates, maximal_marginal_relevance
+from mnemosyne.search.shaping import GROUPS, collapse_near_duplicates, grouped, maximal_marginal_relevance
 from mnemosyne.search.types import (
     SEARCH_TYPES,
     LegHit,
@@ -53,8 +53,6 @@ MAX_QUERY_CHARS = 20_000
 MAX_WINDOW = 500
 # Each leg returns this many candidates (at least `limit`) for fusion.
 MIN_CANDIDATES = 50
-# The head of the fused list whose pages and documents are scored (search/units.py).
-UNIT_POOL = 150
 # The weight of the legs searching the documents a question names (document_legs.py), against
 # the main legs' (each named leg weighs this times its main leg's weight).
 NAMED_WEIGHT = 1.0
@@ -84,6 +82,8 @@ def validate(request: SearchRequest) -> ResolvedSearch:
         raise InvalidArgument(f"alpha must be between 0 and 1, got {request.alpha}")
     if request.library_type is not None:
         validate_library_type(request.library_type)
+    if request.group_by not in (None, *GROUPS):
+        raise InvalidArgument(f"group_by must be one of {', '.join(GROUPS)}, got {request.group_by!r}")
     filters, libraries, models = _resolve_filters(request)
     return ResolvedSearch(
         request=request,
@@ -95,7 +95,7 @@ def validate(request: SearchRequest) -> ResolvedSearch:
     )
 
 
-def _resolve_filters(request: SearchRequest) -> tuple[legs.Filters, list[int] | None, set[str]]:
+def _resolve_filters(request: SearchRequest) -> tuple[Filters, list[int] | None, set[str]]:
     """The filters as ids, the libraries the search reads (None: every library), and the embedding
     models of their vectors."""
     # Unknown uids are an error naming them, not an empty result; the caller's library boundary
@@ -113,7 +113,8 @@ def _resolve_filters(request: SearchRequest) -> tuple[legs.Filters, list[int] | 
         languages, models = {scoped.language}, {scoped.embedding_model}
     else:
         languages, models = selectors.library_traits(library_ids)
-    filters = legs.Filters(
+    filters = Filters(
+        item_ids=documents_matching(request.documents) if request.documents else None,
         library_id=library.pk if library else None,
         library_ids=library_ids,
         collection_id=collection.pk if collection else None,
@@ -226,12 +227,15 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
             not_run[leg] = f"the query could not be embedded: {exc}"
 
     fused = fuse(found_by_leg, alpha=request.alpha)
-    fused, added = _with_units(fused, named, leg_query, query)
+    fused, added = evidence.with_units(fused, named, leg_query, query)
     scores = {leg: dict(found) for leg, found in found_by_leg.items()}
     # Hydrate more than the page so collapsed duplicates can be replaced from below.
     head_size = window * 2 if request.collapse_duplicates else window
     if request.rerank and get_reranker() is not None:
         head_size = max(head_size, settings.RERANK_TOP_N)
+    if request.group_by is not None:
+        # A group (a page, a document) takes several chunks: enough of the head to fill the page.
+        head_size = max(head_size, evidence.UNIT_POOL)
     head = fused[:head_size]
     chunks = legs.hydrate(
         [entry.key for entry in head],
@@ -262,6 +266,8 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
             limit=window,
         )
         hits = [hits[i] for i in order]
+    if request.group_by is not None:
+        hits = grouped(hits, request.group_by)
     page = hits[request.offset : window]
     return SearchResponse(
         hits=page,
@@ -272,29 +278,6 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         fusion=describe_fusion(request.alpha),
         more=len(hits) > window or len(fused) > len(head),
     )
-
-
-def _with_units(
-    fused: list[Fused[int]], named: NamedDocuments, leg_query: legs.LegQuery, query: str
-) -> tuple[list[Fused[int]], units.UnitScores]:
-    """The fused head reordered with its pages' and documents' evidence (search/units.py)."""
-    pool = fused[:UNIT_POOL]
-    if not pool:
-        return fused, units.UnitScores()
-    located = legs.locate([entry.key for entry in pool], database=leg_query.database)
-    page_keys = sorted({page for where in located.values() for page in where.pages()})
-    page_text = page_scores(
-        leg_query.text, page_keys, leg_query.filters.text_configs, database=leg_query.database
-    )
-    rescored, added = units.rescore(
-        pool,
-        located,
-        documents=named.scores,
-        document_confidence=confidence(named.weight),
-        pages=units.page_evidence(page_text),
-        pages_named=question_text.pages_named(query),
-    )
-    return rescored + fused[UNIT_POOL:], added
 
 
 def _vectors(chunks: Sequence[HitChunk]) -> np.ndarray:

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
+
+from mnemosyne.search.types import SearchHit
 
 _WORD = re.compile(r"\w+")
 SHINGLE_WORDS = 4
@@ -153,3 +156,22 @@ def fit_budget(sizes: Sequence[int], budget: int) -> int:
         if used > budget and count > 0:
             return count
     return len(sizes)
+
+
+# What search results can be grouped by.
+GROUPS = ("page", "item")
+
+
+def grouped(hits: Sequence[SearchHit], group_by: str) -> list[SearchHit]:
+    """One hit per page (a chunk running over pages counts for its first) or per item: the best,
+    in order, with the uids of the others it stands for in `grouped`."""
+    groups: dict[tuple[int, int | None], SearchHit] = {}
+    members: dict[tuple[int, int | None], list[str]] = {}
+    for hit in hits:
+        key = (hit.chunk.item.id, hit.chunk.page if group_by == "page" else None)
+        if key in groups:
+            members[key].append(hit.chunk.uid)
+        else:
+            groups[key] = hit
+            members[key] = []
+    return [replace(hit, grouped=members[key]) for key, hit in groups.items()]

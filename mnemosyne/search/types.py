@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from mnemosyne.search.hits import HitChunk
 
 if TYPE_CHECKING:
-    from mnemosyne.search.legs import Filters
+    from mnemosyne.search.filters import DocumentFilter, Filters
 
 # The legs a search can run, in the order they are fused and reported.
 SEARCH_TYPES = ("vector", "fulltext", "graph")
@@ -39,6 +39,10 @@ class SearchRequest:
     # for diversity (0 = relevance only).
     diversity: float | None = None
     collapse_duplicates: bool = True
+    # Only documents with this identity (ingestion/identity.py): None, every document.
+    documents: DocumentFilter | None = None
+    # "page" or "item": one hit per page or per document, each its best chunk; None: chunks.
+    group_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,8 @@ class SearchHit:
     # in [0, 1] (search/units.py); None when not scored.
     document_score: float | None = None
     page_score: float | None = None
+    # uids of the other chunks of its page or document, when hits are grouped (group_by)
+    grouped: list[str] = field(default_factory=list)
     # uids of near-identical chunks folded into this one
     duplicates: list[str] = field(default_factory=list)
 

@@ -107,7 +107,8 @@ def _parse(document: pdfium.PdfDocument, finder: pdf_tables.TableFinder, filenam
             raise UnreadableFile("no extractable text (scanned PDF?); OCR is off")
         raise UnreadableFile("no extractable text (scanned PDF?)")
     metadata_title = _metadata_title(document)
-    cover = cover_title(pages[0]) if pages else ""
+    # A scan's type sizes are guessed from OCR boxes: no title is read from them.
+    cover = cover_title(pages[0]) if pages and 1 not in ocr_pages else ""
     if names_a_file(metadata_title):
         metadata_title = ""
     return ParsedDocument(

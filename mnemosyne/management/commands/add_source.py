@@ -1,5 +1,5 @@
 """python manage.py add_source PATH|s3://BUCKET/PREFIX --library L --collection C [--git]
-[--include P]… [--exclude P]… [--every MINUTES] [--no-sync]"""
+[--include P]… [--exclude P]… [--meta KEY=VALUE]… [--every MINUTES] [--no-sync]"""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import IntegrityError
 
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
+from mnemosyne.ingestion.identity import InvalidIdentity, given_as_text, given_metadata
 from mnemosyne.ingestion.listings import SourceUnavailable
 from mnemosyne.ingestion.s3_objects import parse_location
 from mnemosyne.ingestion.syncing import schedule_next, sync_source
@@ -58,9 +59,18 @@ class Command(BaseCommand):
             default=3,
             help="A website without a sitemap: links followed from the start page (3).",
         )
+        parser.add_argument(
+            "--meta", action="append", default=[], metavar="KEY=VALUE",
+            help="What its documents are, over what is read from them (repeatable): organisation, doc_type, "
+            "date (YYYY-MM-DD), period (FY2019, Q3 FY2023), title.",
+        )  # fmt: skip
         parser.add_argument("--no-sync", action="store_true", help="Do not sync it now.")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            document = given_as_text(given_metadata(options["meta"]))
+        except InvalidIdentity as exc:
+            raise CommandError(str(exc)) from exc
         require_current_schema()
         web = options["path"].startswith(("http://", "https://"))
         s3 = options["path"].startswith("s3://")
@@ -104,6 +114,7 @@ class Command(BaseCommand):
                 every_minutes=every,
                 max_pages=options["max_pages"],
                 max_depth=options["max_depth"],
+                document=document,
             )
         except IntegrityError:
             raise CommandError(f"{location} is already a source of that collection") from None

@@ -1,5 +1,5 @@
 """python manage.py ingest PATH_OR_URL... --library NAME --collection NAME [--include/--exclude GLOB]
-[--prune] [--background]"""
+[--meta KEY=VALUE] [--prune] [--background]"""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from mnemosyne.ingestion.identity import InvalidIdentity, given_metadata
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.ingestion.tasks import enqueue_paths
 from mnemosyne.ingestion.writes import reindex_library
@@ -82,9 +83,24 @@ class Command(BaseCommand):
                 "processes them (any number of workers, on any machine sharing the database)."
             ),
         )
+        parser.add_argument(
+            "--meta",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help=(
+                "What the documents are, over what is read from them (repeatable): title, organisation, "
+                "doc_type (10-K, 10-Q, 8-K, earnings release, paper, manual, …), date (YYYY-MM-DD), "
+                "period (FY2019, Q3 FY2023). Kept at every later ingest of the same items."
+            ),
+        )
         parser.add_argument("--no-progress", action="store_true", help="Never show a progress bar.")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            given = given_metadata(options["meta"])
+        except InvalidIdentity as exc:
+            raise CommandError(str(exc)) from exc
         require_current_schema()
         before = (
             Library.objects.filter(name=options["library"].strip()).values_list("language", flat=True).first()
@@ -106,6 +122,7 @@ class Command(BaseCommand):
             "include": options["include"],
             "exclude": options["exclude"],
             "prune": options["prune"],
+            "given": given,
         }
         if options["background"]:
             summary = enqueue_paths(options["paths"], **common)
