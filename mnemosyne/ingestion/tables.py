@@ -16,9 +16,15 @@ from dataclasses import dataclass
 
 _ROW = re.compile(r"\s*\|")
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_CAPTION = re.compile(r"(?:table|tab\.)\s*[\w.:-]+", re.IGNORECASE)
+_CAPTION = re.compile(r"(?:table|tab\.|exhibit|schedule)\s*[\w.:-]+", re.IGNORECASE)
+# A unit line ("(In millions, except per share data)") says how to read the figures below it.
+_UNIT = re.compile(
+    r"\(?[^()\n]{0,40}\b(?:in|amounts in)\s+(?:[$€£¥]\s*)?(?:millions|thousands|billions)", re.IGNORECASE
+)
 # A caption longer than this (characters) is a paragraph, not a caption.
 MAX_CAPTION_CHARS = 300
+# A short line without a full stop right above a table is its title.
+MAX_TITLE_WORDS = 15
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,14 @@ def header_end(text: str, start: int, end: int) -> int | None:
 
 
 def is_caption(text: str, start: int, end: int) -> bool:
-    return end - start <= MAX_CAPTION_CHARS and bool(_CAPTION.match(text, start))
+    """Whether text[start:end], a paragraph right above a table, is its caption: "Table 3: …", a
+    unit line, a line introducing it ("…as follows:"), or a short title without a full stop."""
+    if end - start > MAX_CAPTION_CHARS:
+        return False
+    caption = text[start:end].strip()
+    if _CAPTION.match(caption) or _UNIT.match(caption) or caption.endswith(":"):
+        return True
+    return len(caption.split()) <= MAX_TITLE_WORDS and not caption.endswith((".", "!", "?", "|"))
 
 
 def split_rows(

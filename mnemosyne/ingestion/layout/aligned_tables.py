@@ -441,7 +441,10 @@ def _is_header_row(row: Row, left_of_numbers: float, page_width: float) -> bool:
         return False
     if _is_years(row.numbers()):
         return True
-    return row.x0 >= left_of_numbers - 40 and len(row.text) <= 160
+    # Over the columns: it starts near them, or every cell of it reaches into them (a "Three Months
+    # Ended" wider than the numbers under it).
+    over = row.x0 >= left_of_numbers - 40 or all(cell.x1 >= left_of_numbers - 2 for cell in row.cells)
+    return over and len(row.text) <= 160
 
 
 def _is_title_row(row: Row, page_width: float) -> bool:

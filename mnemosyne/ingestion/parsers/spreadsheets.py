@@ -1,7 +1,8 @@
 """Spreadsheets: each XLSX sheet (openpyxl, values as last computed) a section holding its rows as
-one pipe table, the first non-empty row as the header; a CSV or TSV file (the standard library's
-csv, dialect sniffed) one table. The chunker cuts a long table between rows and repeats the header
-in every chunk, so each chunk reads on its own."""
+one pipe table, its first rows of a single cell (a title, a unit line) the table's caption and the
+next non-empty row the header; a CSV or TSV file (the standard library's csv, dialect sniffed) one
+table. The chunker cuts a long table between rows and repeats the caption and header in every
+chunk, so each chunk reads on its own."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from mnemosyne.ingestion.text_encodings import decode_text
 
 # Cells read from one file at most; the rest is left out and the text says so.
 MAX_CELLS = 500_000
+# Rows of a single cell above a sheet's table taken as its caption (title, unit line).
+MAX_CAPTION_ROWS = 3
 
 
 def parse_xlsx(data: bytes, *, filename: str) -> ParsedDocument:
@@ -78,12 +81,21 @@ def _bounded(rows: Iterable[list[str]], budget: int) -> tuple[list[list[str]], i
 
 
 def _table(rows: Sequence[list[str]]) -> str:
-    """The rows without empty ones and without trailing empty columns, as a pipe table."""
+    """The rows without empty ones and without trailing empty columns, as a pipe table; rows of one
+    cell above it (a title, a unit line: "Balance sheet", "(in millions)") its caption, which the
+    chunker repeats with the header in every part of a long table."""
     rows = [row for row in rows if any(cell.strip() for cell in row)]
+    caption: list[str] = []
+    while (
+        len(rows) > 1 and len(caption) < MAX_CAPTION_ROWS and sum(1 for cell in rows[0] if cell.strip()) == 1
+    ):
+        caption.append(" ".join(" ".join(cell for cell in rows[0] if cell.strip()).split()))
+        rows = rows[1:]
     if not rows:
         return ""
     width = max(max((index + 1 for index, cell in enumerate(row) if cell.strip()), default=0) for row in rows)
-    return pipe_table([row[:width] for row in rows])
+    table = pipe_table([row[:width] for row in rows])
+    return "\n".join([*caption, table])
 
 
 def _cell(value: object) -> str:
