@@ -41,7 +41,19 @@ class Plan:
     copies: tuple[int, int, int]
 
 
-PARTS = ("ingest", "search", "diversity", "documents", "ocr", "load", "million", "copies", "sync", "formats")
+PARTS = (
+    "ingest",
+    "search",
+    "diversity",
+    "documents",
+    "filings",
+    "ocr",
+    "load",
+    "million",
+    "copies",
+    "sync",
+    "formats",
+)
 FULL = Plan(
     documents_1x=300,
     documents_10x=3000,
@@ -81,6 +93,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="The benchmark's own data directory (emptied at the start of every run).",
     )
     parser.add_argument("--scifact", type=Path, default=None, help="SciFact in the BEIR layout.")
+    parser.add_argument(
+        "--filings",
+        type=Path,
+        default=None,
+        help="The filings set (PDFs and questions.jsonl); default ../shared/data/filings.",
+    )
     parser.add_argument(
         "--write-docs",
         action=argparse.BooleanOptionalAction,
@@ -252,6 +270,15 @@ def main(argv: list[str] | None = None) -> int:
 
         log("timing MMR diversity")
         result.diversity = diversity.run()
+    if "filings" in parts:
+        from benchmarks import filings
+
+        data = args.filings or filings.DEFAULT_DATA
+        if (data / "questions.jsonl").exists():
+            database.reset()
+            result.filings = filings.run(data, log)
+        else:
+            result.notes.append(f"The filings part was left out: no {data}/questions.jsonl here.")
     if "documents" in parts or "ocr" in parts:
         from benchmarks import documents
 

@@ -1,15 +1,17 @@
 """Long documents with tables: the right document and the right page, on ../shared/data/filings.
 
 48 real PDFs (10-K and 10-Q filings, reports, guidebooks) are ingested into one library and the
-374 questions of questions.jsonl are asked; a hit counts as the set's README says (a page question:
-the hit's item is one of the question's documents and its page range holds an evidence page; a
-document question: the hit's item is one of them). Success@1, @3 and @5 are reported for the
-page questions on financial reports, the page questions on the other documents, all page
-questions, and the document questions.
+374 questions of questions.jsonl are asked through MCP `search` over HTTP with the default
+arguments and limit 5; a hit counts as the set's README says (a page question: the hit's item is
+one of the question's documents and its page range holds an evidence page; a document question:
+the hit's item is one of them). Success@1, @3 and @5 are reported for the page questions on
+financial reports, the page questions on the other documents, all page questions, and the
+document questions.
 
-`python -m benchmarks.filings --data-dir DIR [--ingest] [--mcp]`: with --ingest the library is
-built anew (else the one in DIR is asked again); with --mcp the questions go through MCP `search`
-over HTTP (the default arguments, limit 5), else through the search service in this process.
+`python -m benchmarks --only filings` runs it as a part of `make bench`;
+`python -m benchmarks.filings --data-dir DIR [--ingest] [--in-process]` on its own: with --ingest
+the library is built anew (else the one in DIR is asked again); --in-process asks the search
+service in this process instead of MCP (the same answers, for quick work on the ranking).
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import httpx
+
+from benchmarks.results import FilingsResult
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "filings"
@@ -145,6 +151,42 @@ def library_uid() -> str:
     return Library.objects.get(name=LIBRARY).uid
 
 
+def ask_over_mcp(questions: list[Question], log: Log) -> tuple[list[Outcome], list[float]]:
+    """Each question through MCP `search` over HTTP (its default arguments, limit 5), timed."""
+    from django.conf import settings
+
+    from benchmarks.search import MCP_HEADERS, mcp_server, sse_payload
+    from mnemosyne.library.models import Item
+
+    files = {uid: Path(source).name for uid, source in Item.objects.values_list("uid", "source")}
+    outcomes, seconds = [], []
+    log(f"asking {len(questions)} questions over MCP")
+    with (
+        mcp_server(settings.MNEMOSYNE_DATA_DIR / "uvicorn-filings.log") as base,
+        httpx.Client(base_url=base, headers=MCP_HEADERS, timeout=120) as client,
+    ):
+        for number, question in enumerate(questions, start=1):
+            body = {
+                "jsonrpc": "2.0",
+                "id": number,
+                "method": "tools/call",
+                "params": {"name": "search", "arguments": {"query": question.text, "limit": LIMIT}},
+            }
+            started = time.perf_counter()
+            response = client.post("/mcp/", content=json.dumps(body).encode())
+            seconds.append(time.perf_counter() - started)
+            response.raise_for_status()
+            result = sse_payload(response).get("result") or {}
+            if result.get("isError"):
+                raise RuntimeError(f"search failed for {question.id}: {json.dumps(result)[:300]}")
+            cited = [
+                Cited(files[hit["item"]["uid"]], hit.get("page"), hit.get("page_end"))
+                for hit in result["structuredContent"]["results"]
+            ]
+            outcomes.append(Outcome(question, first_hit(question, cited), cited))
+    return outcomes, seconds
+
+
 def ask_in_process(questions: list[Question], library: str, log: Log) -> tuple[list[Outcome], list[float]]:
     from mnemosyne.search.service import SearchRequest, search
 
@@ -168,12 +210,39 @@ def format_table(table: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
+def run(data: Path, log: Log) -> FilingsResult:
+    """The benchmark part: ingest the set into an empty library, ask every question over MCP."""
+    from benchmarks.machine import git_commit
+
+    questions = read_questions(data)
+    _, seconds, chunks = ingest(data, log)
+    outcomes, latencies = ask_over_mcp(questions, log)
+    return FilingsResult(
+        commit=git_commit(ROOT),
+        documents=len(list((data / "pdfs").glob("*.pdf"))),
+        questions=len(questions),
+        ingest_seconds=seconds,
+        chunks=chunks,
+        table=summarise(outcomes),
+        latency_p50_ms=statistics.median(latencies) * 1000,
+        latency_p95_ms=statistics.quantiles(latencies, n=20)[18] * 1000,
+        misses=[
+            f"{o.question.id} ({', '.join(o.question.documents[:2])}"
+            f"{' p. ' + ', '.join(map(str, o.question.pages)) if o.question.pages else ''}): "
+            f"{' '.join(o.question.text.split())[:140]}"
+            for o in outcomes
+            if o.rank is None and o.question.kind == "page" and o.question.doc_type == "Financial report"
+        ],
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.filings")
     parser.add_argument("--data-dir", type=Path, default=Path(".mnemosyne-bench-filings"))
     parser.add_argument("--filings", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--ingest", action="store_true")
-    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--ingest", action="store_true", help="Build the library anew first.")
+    parser.add_argument("--in-process", action="store_true", help="Ask the search service, not MCP.")
+    parser.add_argument("--out", type=Path, default=None, help="Write every question's outcome here (JSON).")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from benchmarks.__main__ import configure_django, log
@@ -182,14 +251,15 @@ def main(argv: list[str] | None = None) -> int:
     questions = read_questions(args.filings)
     payload: dict[str, Any] = {}
     if args.ingest:
-        uid, seconds, chunks = ingest(args.filings, log)
+        _, seconds, chunks = ingest(args.filings, log)
         payload |= {"ingest_seconds": seconds, "chunks": chunks}
+    if args.in_process:
+        outcomes, seconds_each = ask_in_process(questions, library_uid(), log)
     else:
-        uid = library_uid()
-    outcomes, seconds = ask_in_process(questions, uid, log)
+        outcomes, seconds_each = ask_over_mcp(questions, log)
     table = summarise(outcomes)
     print(format_table(table))
-    log(f"search p50 {statistics.median(seconds) * 1000:.1f} ms")
+    log(f"search p50 {statistics.median(seconds_each) * 1000:.1f} ms")
     if args.out:
         payload |= {
             "table": table,
@@ -208,3 +278,21 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def section(result: FilingsResult) -> list[str]:
+    """The part's results as Markdown, for docs/benchmarks.md."""
+    lines = [
+        f"### Long documents with tables ({result.documents} PDFs of ../shared/data/filings, "
+        f"{result.questions} questions, through MCP `search`, limit 5)",
+        "",
+        f"Commit {result.commit}. Ingest of the set: {result.ingest_seconds:.0f} s for {result.chunks:,} "
+        f"chunks ({result.chunks / result.ingest_seconds:.1f} chunks/s, OCR of its scanned pages included). "
+        f"Search over MCP: p50 {result.latency_p50_ms:.1f} ms, p95 {result.latency_p95_ms:.1f} ms.",
+        "",
+        format_table(result.table),
+        "",
+    ]
+    if result.misses:
+        lines += ["Financial-report page questions missed:", "", *(f"- {miss}" for miss in result.misses), ""]
+    return lines

@@ -39,6 +39,32 @@ def words(text: str) -> Counter[str]:
     return Counter(_WORD.findall(unicodedata.normalize("NFKC", text)))
 
 
+def run_together_share(reference: str, read: str) -> float:
+    """The share of the read text's words that are two or more of the reference's words run
+    together ("Eachelementhas"): the reference's runs of 2-6 consecutive words, joined, against
+    the read words that are not words of the reference."""
+    words_in_order = [word.lower() for word in _WORD.findall(unicodedata.normalize("NFKC", reference))]
+    known = set(words_in_order)
+    joined = {
+        "".join(words_in_order[start : start + length])
+        for length in range(2, 7)
+        for start in range(len(words_in_order) - length + 1)
+    }
+    read_words = [word.lower() for word in _WORD.findall(unicodedata.normalize("NFKC", read))]
+    together = sum(1 for word in read_words if word not in known and word in joined)
+    return together / len(read_words) if read_words else 0.0
+
+
+def split_again(text: str) -> str:
+    """The text with its run-together words split, as OCR'd lines are (ingestion/word_splitting.py)."""
+    from mnemosyne.ingestion.word_splitting import space_positions
+
+    positions = space_positions(text)
+    for position in reversed(positions):
+        text = f"{text[:position]} {text[position:]}"
+    return text
+
+
 def word_accuracy(reference: Counter[str], read: Counter[str]) -> float:
     """The share of the reference's words (with their counts) that the read text has."""
     total = sum(reference.values())
@@ -71,24 +97,34 @@ def page_text(path: Path, page: int) -> str:
 def run(manuals: dict[str, Path], log: Callable[[str], None]) -> list[OcrRun]:
     from django.conf import settings
 
+    from mnemosyne.ingestion import ocr
     from mnemosyne.ingestion.parsing import parse_bytes
 
     pages = [(name, page) for name, page in PAGES if name in manuals]
-    previous = settings.OCR
+    previous, splitting = settings.OCR, ocr.with_spaces
     try:
         settings.OCR = "off"
-        references = {(name, page): words(page_text(manuals[name], page)) for name, page in pages}
+        texts = {(name, page): page_text(manuals[name], page) for name, page in pages}
+        references = {key: words(text) for key, text in texts.items()}
         settings.OCR = "auto"
+        # Read without splitting run-together words, which is then applied to the text read: the
+        # same words as within OCR (it acts on runs of letters alone), and no second recognition.
+        ocr.with_spaces = lambda text, lefts, rights: (text, lefts, rights)
         runs = []
         for dpi in DPIS:
             log(f"OCR at {dpi} dpi on {len(pages)} scanned pages")
             scans = [scan(manuals[name], page, dpi) for name, page in pages]
-            accuracies, seconds = [], 0.0
+            accuracies, unsplit, together, together_unsplit, seconds = [], [], [], [], 0.0
             for (name, page), data in zip(pages, scans, strict=True):
                 started = time.perf_counter()
                 parsed = parse_bytes(data, filename=f"scan-{page}.pdf")
+                split = split_again(parsed.text)
                 seconds += time.perf_counter() - started
-                accuracies.append(word_accuracy(references[name, page], words(parsed.text)))
+                accuracies.append(word_accuracy(references[name, page], words(split)))
+                unsplit.append(word_accuracy(references[name, page], words(parsed.text)))
+                together.append(run_together_share(texts[name, page], split))
+                together_unsplit.append(run_together_share(texts[name, page], parsed.text))
+            weights = [sum(references[key].values()) for key in pages]
             runs.append(
                 OcrRun(
                     dpi=dpi,
@@ -101,8 +137,13 @@ def run(manuals: dict[str, Path], log: Callable[[str], None]) -> list[OcrRun]:
                     worst_page=min(accuracies),
                     median_page=statistics.median(accuracies),
                     pages_per_second=len(pages) / seconds if seconds else 0.0,
+                    word_accuracy_unsplit=sum(a * w for a, w in zip(unsplit, weights, strict=True))
+                    / sum(weights),
+                    run_together=statistics.fmean(together),
+                    run_together_unsplit=statistics.fmean(together_unsplit),
                 )
             )
     finally:
         settings.OCR = previous
+        ocr.with_spaces = splitting
     return runs

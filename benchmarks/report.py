@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import median
 
-from benchmarks import copies_results, load_results, million_report
+from benchmarks import copies_results, filings, load_results, million_report
 from benchmarks.cells import mib, number, verdict
 from benchmarks.results import (
     INGEST_RATIO_TARGET,
@@ -70,6 +70,8 @@ def render(result: BenchResult) -> str:
         lines += _extractors(result.extractors)
     if result.documents is not None:
         lines += _documents(result.documents)
+    if result.filings is not None:
+        lines += filings.section(result.filings)
     if result.ocr:
         lines += _ocr(result.ocr)
     if result.load is not None:
@@ -184,12 +186,14 @@ def _ocr(runs: list[OcrRun]) -> list[str]:
     lines = [
         "### OCR of scanned pages (rendered from the manuals, image-only PDFs)",
         "",
-        "| dpi | pages | word accuracy | median page | worst page | pages/s |",
-        "|---|---|---|---|---|---|",
+        "| dpi | pages | word accuracy | median page | worst page | pages/s | before splitting run-together "
+        "words: word accuracy | run-together words, before → after |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     lines += [
         f"| {run.dpi} | {run.pages} | {run.word_accuracy:.1%} | {run.median_page:.1%} "
-        f"| {run.worst_page:.1%} | {number(run.pages_per_second, 2)} |"
+        f"| {run.worst_page:.1%} | {number(run.pages_per_second, 2)} | {run.word_accuracy_unsplit:.1%} "
+        f"| {run.run_together_unsplit:.2%} → {run.run_together:.2%} |"
         for run in runs
     ]
     return [*lines, ""]

@@ -246,6 +246,22 @@ class DocumentsResult:
         return sum(manual.pages for manual in self.manuals)
 
 
+@dataclass
+class FilingsResult:
+    """Long documents with tables (../shared/data/filings) asked over MCP: success by question group."""
+
+    commit: str
+    documents: int
+    questions: int
+    ingest_seconds: float
+    chunks: int
+    # group → {"questions": n, "success@1": …, "success@3": …, "success@5": …}
+    table: dict[str, dict[str, float]]
+    latency_p50_ms: float
+    latency_p95_ms: float
+    misses: list[str] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class OcrRun:
     """OCR of scanned manual pages at one resolution."""
@@ -256,6 +272,11 @@ class OcrRun:
     worst_page: float
     median_page: float
     pages_per_second: float
+    # Before OCR's run-together words were split again (ingestion/word_splitting.py), and the
+    # share of the words read that are several words run together, after and before.
+    word_accuracy_unsplit: float = math.nan
+    run_together: float = math.nan
+    run_together_unsplit: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -339,6 +360,7 @@ class BenchResult:
     search: list[SearchSize] = field(default_factory=list)
     diversity: list[DiversityTiming] = field(default_factory=list)
     documents: DocumentsResult | None = None
+    filings: FilingsResult | None = None
     ocr: list[OcrRun] = field(default_factory=list)
     extractors: list[ExtractorRun] = field(default_factory=list)
     load: LoadResult | None = None

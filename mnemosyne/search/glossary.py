@@ -76,7 +76,7 @@ _MEASURES: tuple[tuple[str, str], ...] = (
     (r"\bsg&a\b|\bsga\b", f"selling general and administrative expenses {_IS}"),
     (r"\br&d\b", f"research and development expense {_IS}"),
     (r"\bd&a\b", f"depreciation and amortization {_CF}"),
-    (r"\bppe\b|\bpp&e\b", f"property plant and equipment {_BS}"),
+    (r"\bppe\b|\bpp&e\b|\bppne\b|\bpp&e\b|fixed assets", f"property plant and equipment {_BS}"),
     (r"book value", f"total shareholders equity {_BS}"),
     (r"(?:share|stock) (?:buy ?backs?|repurchases?)", f"repurchases of common stock {_CF}"),
 )

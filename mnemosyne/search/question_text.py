@@ -31,18 +31,32 @@ _INSTRUCTIONS = tuple(
         r"\b(?:please\s+)?(?:answer|anwser|respond|reply|express|report|provide|give|present|state)\s+"
         r"(?:(?:your|the|final)\s+)*(?:answer|response|result|figure|value|number)?\s*"
         r"(?:in|as|using)\s+(?:units?\s+of\s+|(?:an?|the)\s+)?"
-        r"(?:usd|us\$|\$|dollars?|percents?|percentages?|ratios?|decimals?|millions?|billions?|thousands?|"
-        r"whole\s+numbers?|numbers?|%)(?:\s+(?:usd|dollars?|millions?|billions?|thousands?|format|form|terms))*"
-        r"[^.?!\n]{0,12}[.?!]?",
+        r"(?:usd|us\$|\$|dollars?|percentages?|percents?|ratios?|decimals?|millions?|billions?|thousands?|"
+        r"whole\s+numbers?|numbers?|%)(?:\s+(?:usd|dollars?|millions?|billions?|thousands?|format|form|terms?))*"
+        r"[.?!]?",
         # "(in USD millions)", "(in percent)"
         r"\(\s*in\s+(?:usd|us\$|\$)?\s*(?:millions?|billions?|thousands?|percents?|percentages?|%)\s*\)",
         # "Give a response to the question by relying on the details shown in the …"
         r"\bgive\s+(?:a|your|the)\s+(?:response|answer)\s+to\s+the\s+question\s+by\s+",
         r"\b(?:by\s+)?relying\s+on\s+(?:the\s+)?(?:details|information|data|figures|line\s+items?)\s+"
         r"(?:shown|outlined|provided|reported|presented|given|stated|found|contained)\s+(?:in|on|within)\s+",
-        r"\bbased\s+on\s+(?:the\s+)?(?:information|details|data)\s+(?:provided|given|shown)\s+(?:in|by)\s+",
+        r"\bbased\s+on\s+(?:the\s+)?(?:information|details|data)\s+(?:provided|given|shown)\s+(?:primarily\s+)?"
+        r"(?:in|by)\s+",
+        # "Answer the following question (to the best of your abilities) by primarily using information
+        # that is shown in the balance sheet:" keeps "the balance sheet".
+        r"\banswer\s+the\s+following\s+question(?:\s+to\s+the\s+best\s+of\s+your\s+abilit(?:y|ies))?"
+        r"(?:\s+by)?(?:\s+primarily)?(?:\s+(?:using|utili[sz]ing|relying\s+on))?(?:\s+(?:the\s+)?(?:information|"
+        r"details|data|line\s+items?)\s+(?:that\s+(?:is|are)\s+)?(?:clearly\s+)?(?:shown|outlined|provided|reported|"
+        r"presented)\s+(?:in|on))?\s*:?",
+        # "Calculate what was asked by utilizing the line items clearly shown in the income statement."
+        r"\b(?:calculate|compute)\s+what\s+was\s+asked\s+(?:by\s+)?(?:using|utili[sz]ing)\s+(?:the\s+)?"
+        r"(?:line\s+items?|information|details|data)\s+(?:clearly\s+)?(?:shown|outlined|provided|reported)\s+in\s+",
+        r"\b(?:primarily\s+)?(?:using|utili[sz]ing)\s+(?:the\s+)?(?:information|details|data|line\s+items?)\s+"
+        r"(?:that\s+(?:is|are)\s+)?(?:clearly\s+)?(?:shown|outlined|provided|reported|presented)\s+in\s+",
+        r"\bto\s+the\s+best\s+of\s+your\s+abilit(?:y|ies)\b",
         # A role to play: "You are a financial analyst.", "As an equity research analyst, …"
-        r"^\s*(?:you\s+are|imagine\s+you\s+are|act\s+as|acting\s+as)\s+an?\b[^.?!\n]{0,120}[.?!]",
+        r"^\s*(?:you\s+are|imagine\s+(?:that\s+)?you\s+are|assume\s+(?:that\s+)?you\s+are|act\s+as|acting\s+as)"
+        r"\s+an?\b[^.?!\n]{0,120}[.?!]",
         r"^\s*as\s+an?\s+[\w\s-]{0,40}\b(?:analyst|investor|accountant|advisor|adviser|expert|manager)\b\s*,",
         r"\b(?:show\s+your\s+work|explain\s+your\s+reasoning|think\s+step\s+by\s+step)\b[.?!]?",
         # "Please write the answer in the list format, e.g. […]": to the end of the sentence.
