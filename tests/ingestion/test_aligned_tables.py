@@ -129,3 +129,16 @@ def test_headers_over_two_columns_head_each_of_them() -> None:
     ]
     (table,) = find_tables(lines, WIDTH)
     assert table.header == ["", "Three Months Ended July 1, 2023", "Three Months Ended June 25, 2022"]
+
+
+def test_a_page_of_numbers_alone_keeps_its_title_and_headers_to_be_found_by() -> None:
+    lines = [
+        positioned("QUARTERLY SHIPMENTS", 740, x0=230, bold=True),
+        positioned("(In thousands)", 726, x0=265),
+        positioned("2023", 700, x0=380, bold=True),
+        positioned("2022", 700, x0=480, bold=True),
+        *(row("", [f"{n},250", f"{n},100"], 680 - 14 * n) for n in range(1, 6)),
+    ]
+    laid = lay_out([lines], [HEIGHT], widths=[WIDTH])
+    assert laid.text.startswith("QUARTERLY SHIPMENTS (In thousands)\n|  | 2023 | 2022 |")
+    assert [heading.title for heading in laid.headings] == ["QUARTERLY SHIPMENTS"]

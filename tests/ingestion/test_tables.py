@@ -43,3 +43,17 @@ def test_a_long_table_is_cut_between_rows_with_the_caption_and_header_repeated()
         assert "| Berth | Draught | Length |\n|---|---|---|" in part.text
         assert part.token_count <= 40
         assert DOCUMENT[part.char_start : part.char_end] in part.text
+
+
+def test_a_title_or_unit_line_right_above_a_table_heads_every_part_of_it() -> None:
+    for caption in ("Consolidated Balance Sheets", "(In millions, except per share data)", "Berths are:"):
+        document = f"# Harbour\n\nThe harbour has twelve quays.\n\n{caption}\n\n{TABLE}\n\nAsk the master."
+        chunks = chunk_text(document, max_tokens=40, overlap_tokens=0, count_tokens=words, markdown=True)
+        parts = [chunk for chunk in chunks if "| Quay" in chunk.text]
+        assert len(parts) > 2 and all(part.text.startswith(caption) for part in parts), caption
+    # A sentence is not a caption: it stays with the text before the table.
+    document = f"Quays are listed below for the master to read.\n\n{TABLE}"
+    chunks = chunk_text(document, max_tokens=40, overlap_tokens=0, count_tokens=words, markdown=True)
+    assert not any(
+        chunk.text.startswith("Quays are listed") and "| Quay 11" in chunk.text for chunk in chunks
+    )
