@@ -319,17 +319,22 @@ class LegQuery:
     # (search/documents.py): the named_* legs search those documents for that text.
     named_items: list[int] = field(default_factory=list)
     named_text: str = ""
+    named_vector_text: str = ""
+    # What the vector legs embed, when not `text` (the question without its instructions).
+    vector_text: str = ""
 
 
 LegResult = list[tuple[int, float]]
 
 # The legs by name (types.SEARCH_TYPES): each returns (chunk id, score), best first.
 LEGS: Mapping[str, Callable[[LegQuery], LegResult]] = {
-    "vector": lambda q: vector_leg(q.embedder.embed_query(q.text), q.filters, q.limit, database=q.database),
+    "vector": lambda q: vector_leg(
+        q.embedder.embed_query(q.vector_text or q.text), q.filters, q.limit, database=q.database
+    ),
     "fulltext": lambda q: fulltext_leg(q.text, q.filters, q.limit, database=q.database),
     "graph": lambda q: graph_leg(q.text, q.filters, q.limit),
     "named_vector": lambda q: document_legs.vector_in(
-        q.embedder.embed_query(q.named_text),
+        q.embedder.embed_query(q.named_vector_text or q.named_text),
         q.named_items,
         q.limit,
         include_images=q.filters.include_images,

@@ -165,9 +165,12 @@ def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse
         # refused, naming the library.
         vector_models.check_all(resolved.libraries, model_id=embedder.model_id)
     leg_query = legs.LegQuery(
-        # The question without its instructions ("Round your answer to…"): what the legs look for.
-        # A financial measure also searches for the line items it is made of (glossary.py).
-        text=glossary.expanded(question_text.content(resolved.query)),
+        # A financial measure also searches for the line items it is made of (glossary.py). The
+        # vector is the question's without its instructions ("Round your answer to…"), which blur
+        # it; the full-text leg weighs each word by its rarity, and a unit named ("in millions")
+        # is evidence for a statement's page (docs/benchmarks.md, "Long documents").
+        text=glossary.expanded(resolved.query),
+        vector_text=glossary.expanded(question_text.content(resolved.query)),
         filters=resolved.filters,
         limit=max(request.offset + request.limit, MIN_CANDIDATES),
         embedder=embedder,
@@ -203,7 +206,12 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         latest=question_text.wants_latest(query),
         database=leg_query.database,
     )
-    leg_query = replace(leg_query, named_items=named.best(), named_text=named.content)
+    leg_query = replace(
+        leg_query,
+        named_items=named.best(),
+        named_text=named.content,
+        named_vector_text=question_text.content(named.content),
+    )
     if leg_query.named_items:
         wanted += [f"named_{leg}" for leg in ("vector", "fulltext") if leg in wanted]
     # The first leg (the vector leg, embedding the query, when asked for) runs on this thread,
