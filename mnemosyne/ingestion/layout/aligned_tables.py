@@ -61,6 +61,8 @@ UNIT_LINE = re.compile(
     re.IGNORECASE,
 )
 _CAPTION = re.compile(r"^(?:table|exhibit|schedule)\s+[\w.-]+", re.IGNORECASE)
+# A part or item of the document ("PART II", "Item 8. Financial Statements") heads more than a table.
+_STRUCTURE = re.compile(r"^(?:part\s+[ivx\d]+\b|item\s+\d{1,2}[a-z]?\b|chapter\s+\w+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -449,7 +451,7 @@ def _is_header_row(row: Row, left_of_numbers: float, page_width: float) -> bool:
 
 def _is_title_row(row: Row, page_width: float) -> bool:
     text = row.text.strip()
-    if not text or len(text) > MAX_TITLE_CHARS or is_number(text):
+    if not text or len(text) > MAX_TITLE_CHARS or is_number(text) or _STRUCTURE.match(text):
         return False
     if UNIT_LINE.match(text) or _CAPTION.match(text):
         return True

@@ -116,6 +116,8 @@ def font_headings(pages: Sequence[Sequence[Line]], style: Style) -> dict[int, He
                     and _same_setting(lines[index + 1], line)
                     and line.y0 - lines[index + 1].y0 <= 1.6 * max(line.size, style.spacing)
                     and len(" ".join(part.text for part in group)) < MAX_HEADING_CHARS
+                    # "PART II" over "Item 5. Market for…": two headings, not one wrapped.
+                    and not starts_structure(lines[index + 1].text)
                 ):
                     index += 1
                     group.append(lines[index])
@@ -150,6 +152,12 @@ def _without_running_titles(
         for line, group in candidates
         if len(pages[comparable(" ".join(part.text for part in group))]) < limit
     ]
+
+
+def starts_structure(text: str) -> bool:
+    """A line that opens a part, chapter or item of the document ("PART II", "Item 7.")."""
+    text = text.strip()
+    return bool(_CHAPTER.match(text) or _ITEM.match(text))
 
 
 def _numbered_level(title: str) -> int | None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from mnemosyne.ingestion.layout.aligned_tables import AlignedTable
 from mnemosyne.ingestion.layout.blocks import Block, HeadingMark
+from mnemosyne.ingestion.layout.headings import starts_structure
 from mnemosyne.ingestion.layout.lines import Line
 from mnemosyne.ingestion.tables import markdown_table
 
@@ -43,15 +44,18 @@ def aligned_block(table: AlignedTable) -> Block:
 
 
 def nest_table_sections(blocks: list[Block]) -> list[Block]:
-    """Each titled table's section one level below the last heading before it (not a table's)."""
-    level = 0
+    """Each titled table's section below the last part or item of the document before it ("Item 8.
+    Financial Statements"), in the place of any lesser heading after that (a statement after the
+    auditor's report stands beside it, not under it)."""
+    level, structural = 0, True
     for block in blocks:
         if block.kind == "heading":
-            level = block.level
+            level, structural = block.level, starts_structure(block.title)
         elif block.section is not None and block.kind != "table":
-            level = block.section.level
+            level, structural = block.section.level, starts_structure(block.section.title)
         elif block.kind == "table" and block.section is not None:
-            block.section = HeadingMark(min(6, level + 1), block.section.title, printed=False)
+            nested = level + 1 if structural else max(level, 1)
+            block.section = HeadingMark(min(6, nested), block.section.title, printed=False)
     return blocks
 
 
