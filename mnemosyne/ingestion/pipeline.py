@@ -27,11 +27,12 @@ from django.db import transaction
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import failures, reading_notes, writes
+from mnemosyne.ingestion.cover_reading import identify
 from mnemosyne.ingestion.documents import ParsedDocument
-from mnemosyne.ingestion.identity import Identity, document_line, identify, with_given
+from mnemosyne.ingestion.identity import Identity, document_line, with_given
 from mnemosyne.ingestion.item_context import given_by_item
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, ingest_config_signature, up_to_date
-from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks, with_document
+from mnemosyne.ingestion.planning import PlannedChunk, page_texts, plan_chunks, with_document
 from mnemosyne.library import services, vector_models
 from mnemosyne.library.models import Chunk, Collection, Item
 from mnemosyne.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
@@ -297,22 +298,8 @@ def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> wri
             "ingest_config": signature,
         },
         identity=identity,
-        pages=_pages(document.parsed, document_line(identity)),
+        pages=page_texts(document.parsed, document_line(identity)),
     )
-
-
-def _pages(parsed: ParsedDocument, line: str) -> list[tuple[int, str]]:
-    """A paged document's pages, each its text under the document's identity line."""
-    starts = parsed.page_starts
-    if len(starts) < 2 and not parsed.boxes:
-        return []
-    ends = [*starts[1:], len(parsed.text)]
-    pages = []
-    for number, (start, end) in enumerate(zip(starts, ends, strict=True), start=1):
-        text = parsed.text[start:end].strip()
-        if text:
-            pages.append((number, f"{line}\n{text}"))
-    return pages
 
 
 def _write(

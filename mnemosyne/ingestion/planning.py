@@ -171,3 +171,17 @@ def _image_chunk(
 def with_document(chunks: Sequence[PlannedChunk], title: str, document: str) -> list[PlannedChunk]:
     """The chunks under another identity line (a person's corrections, known once the item is)."""
     return [replace(chunk, header=header_text(title, chunk.span.section_path, document)) for chunk in chunks]
+
+
+def page_texts(parsed: ParsedDocument, line: str) -> list[tuple[int, str]]:
+    """A paged document's pages, each its text under the document's identity line."""
+    starts = parsed.page_starts
+    if len(starts) < 2 and not parsed.boxes:
+        return []
+    ends = [*starts[1:], len(parsed.text)]
+    pages = []
+    for number, (start, end) in enumerate(zip(starts, ends, strict=True), start=1):
+        text = parsed.text[start:end].strip()
+        if text:
+            pages.append((number, f"{line}\n{text}"))
+    return pages

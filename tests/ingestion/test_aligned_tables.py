@@ -5,7 +5,8 @@ from __future__ import annotations
 from array import array
 
 from mnemosyne.ingestion.layout import lay_out
-from mnemosyne.ingestion.layout.aligned_tables import cells_of, find_tables, is_number
+from mnemosyne.ingestion.layout.aligned_rows import cells_of, is_number
+from mnemosyne.ingestion.layout.aligned_tables import find_tables
 from mnemosyne.ingestion.layout.lines import Line
 
 WIDTH = 612.0

@@ -6,11 +6,11 @@ import datetime as dt
 
 import pytest
 
+from mnemosyne.ingestion.cover_reading import identify
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.identity import (
     InvalidIdentity,
     document_line,
-    identify,
     identity_words,
     parse_given,
     with_given,

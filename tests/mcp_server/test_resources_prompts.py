@@ -74,6 +74,13 @@ def test_resources_list_the_libraries_and_read_library_item_and_chunk(
     assert [c["ordinal"] for c in outline["chunks"]] == list(range(item.chunk_count))
     assert outline["chunks"][1]["chunk_uid"] == chunk.uid and outline["chunks_truncated"] is False
     assert "ingest_config" not in outline["metadata"]
+    # A note says nothing of an organisation or a period: none is guessed.
+    assert (outline["organisation"], outline["doc_type"], outline["date"], outline["period"]) == (
+        "",
+        "",
+        None,
+        "",
+    )
 
     text = read_text(out["chunk"])
     (contents,) = out["chunk"].contents
