@@ -26,6 +26,8 @@ _NUMBER = re.compile(
 _NIL = re.compile(r"^(?:[—–-]+|n/?a|nm|n/m|\*+)$", re.IGNORECASE)
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
 _CURRENCY = re.compile(r"^[$€£¥]$")
+# A dot leader between a label and its figures: four or more dots, spaced or not.
+_LEADER = re.compile(r"\s*(?:\.\s?){4,}\s*")
 
 
 @dataclass(frozen=True)
@@ -83,24 +85,35 @@ def is_number(text: str) -> bool:
 
 
 def cells_of(line: Line) -> list[Cell]:
-    """The line's text cut at wide gaps between characters."""
+    """The line's text cut at wide gaps between characters, and at dot leaders ("Net income ......
+    $ 629,551": the dots run up to the number, leaving no gap to see)."""
     text = line.text
     gap = CELL_GAP * max(line.height, 1.0)
+    leaders = {match.start(): match.end() for match in _LEADER.finditer(text)}
     cells: list[Cell] = []
     start = 0
     index = 0
+
+    def close(end: int, resume: int) -> None:
+        nonlocal start
+        if text[start:end].strip():
+            cells.append(Cell(text[start:end].strip(), line.edge(start), line.edge(end)))
+        start = resume
+
     while index < len(text):
+        if index in leaders:
+            close(index, leaders[index])
+            index = leaders[index]
+            continue
         if text[index] == " ":
             end = index
             while index < len(text) and text[index] == " ":
                 index += 1
-            if line.edge(index) - line.edge(end) >= gap and text[start:end].strip():
-                cells.append(Cell(text[start:end].strip(), line.edge(start), line.edge(end)))
-                start = index
+            if line.edge(index) - line.edge(end) >= gap:
+                close(end, index)
             continue
         index += 1
-    if text[start:].strip():
-        cells.append(Cell(text[start:].strip(), line.edge(start), line.edge(len(text))))
+    close(len(text), len(text))
     return _joined_symbols(cells)
 
 
