@@ -15,10 +15,17 @@ CHAR = 5.0  # every character 5 points wide
 
 
 def positioned(
-    text: str, y: float, *, x0: float = 40.0, page: int = 1, bold: bool = False, **gaps: float
+    text: str,
+    y: float,
+    *,
+    x0: float = 40.0,
+    page: int = 1,
+    bold: bool = False,
+    gaps: dict[str, float] | None = None,
 ) -> Line:
     """A line whose characters are CHAR wide, except that a space runs on to the x in `gaps`
-    (keyed by the word after it: set_at={"5,794": 400})."""
+    (keyed by the index of the word after it: {"at_5": 400.0})."""
+    gaps = gaps or {}
     edges = array("f")
     x = x0
     words = text.split(" ")
@@ -45,7 +52,7 @@ def row(label: str, numbers: list[str], y: float, *, columns: tuple[float, ...] 
     for number, right in zip(numbers, columns, strict=True):
         positions[f"at_{words}"] = right - CHAR * len(number)
         words += len(number.split(" "))
-    return positioned(text, y, **positions)
+    return positioned(text, y, gaps=positions)
 
 
 def statement() -> list[Line]:
