@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from mcp_server.actions import create_token, decide_approval, extend_token, revoke_token
+from mcp_server.auth.actions import create_token, decide_approval, extend_token, revoke_token
 from mcp_server.models import SCOPES, MCPApprovalRequest, MCPAuditEvent, MCPToken
 from mcp_server.oauth import admin as _oauth_admin  # noqa: F401  (registers the OAuth models)
 from mcp_server.tools.catalog import TOOL_SPECS

@@ -6,4 +6,4 @@ class McpServerConfig(AppConfig):
     verbose_name = "MCP server"
 
     def ready(self) -> None:
-        from mcp_server import login_throttle  # noqa: F401  (connects its signal receiver)
+        from mcp_server.auth import login_throttle  # noqa: F401  (connects its signal receiver)

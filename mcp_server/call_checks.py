@@ -10,10 +10,10 @@ from typing import Any
 
 from django.conf import settings
 
-from mcp_server import actions, tokens
-from mcp_server.credentials import AuthFailure
+from mcp_server.auth import actions, tokens
+from mcp_server.auth.credentials import AuthFailure
+from mcp_server.auth.principal import Principal
 from mcp_server.metrics import AUTH_FAILURES
-from mcp_server.principal import Principal
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Chunk, Item

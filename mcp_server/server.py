@@ -27,9 +27,10 @@ from mcp.types import (
     TextContent,
 )
 
-from mcp_server import access, blocking, client_logging, completions, prompts, resources, sdk, tool_calls
-from mcp_server.access import Admission, Refusal
-from mcp_server.principal import Principal
+from mcp_server import blocking, client_logging, completions, prompts, resources, sdk, tool_calls
+from mcp_server.auth import access
+from mcp_server.auth.access import Admission, Refusal
+from mcp_server.auth.principal import Principal
 from mcp_server.tool_calls import ToolAnswer, ToolCall
 from mcp_server.tools import catalog
 from mcp_server.tools.spec import ToolSpec

@@ -22,10 +22,11 @@ from django.db import DatabaseError
 from mcp.types import ImageContent
 from pydantic import ValidationError
 
-from mcp_server import access, actions, call_checks, cursors
-from mcp_server.access import Refusal
+from mcp_server import call_checks, cursors
+from mcp_server.auth import access, actions
+from mcp_server.auth.access import Refusal
+from mcp_server.auth.principal import Principal
 from mcp_server.metrics import TOOL_DURATION, TOOL_INVOCATIONS
-from mcp_server.principal import Principal
 from mcp_server.tools import catalog
 from mcp_server.tools.spec import ArgumentError, ToolSpec
 from mnemosyne import outages

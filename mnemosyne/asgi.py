@@ -7,8 +7,8 @@
 
 Both MCP endpoints check Host and Origin (the SDK's DNS-rebinding protection: ALLOWED_HOSTS,
 MCP_ALLOWED_ORIGINS), refuse bodies over MCP_MAX_REQUEST_BODY_BYTES (413), and pass through
-mcp_server.http_gate: the caller of a tool call, or of a read of library content, is identified and
-admitted there once (mcp_server.access) and handed to the MCP handlers.
+mcp_server.transports.http_gate: the caller of a tool call, or of a read of library content, is identified and
+admitted there once (mcp_server.auth.access) and handed to the MCP handlers.
 /.well-known/oauth-protected-resource/mcp   RFC 9728 metadata a 401 points at
 /.well-known/oauth-authorization-server, /authorize, /token, /register, /revoke
                the built-in OAuth 2.1 authorization server, when MCP_OAUTH=builtin (mcp_server.oauth);
@@ -51,11 +51,11 @@ from starlette.routing import Mount, Route  # noqa: E402
 from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
 from mcp_server import blocking  # noqa: E402
-from mcp_server.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
-from mcp_server.http_gate import MCPGate  # noqa: E402
 from mcp_server.oauth import config as oauth_config  # noqa: E402
 from mcp_server.oauth.routes import oauth_routes  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
+from mcp_server.transports.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
+from mcp_server.transports.http_gate import MCPGate  # noqa: E402
 from mnemosyne import outages, tracing  # noqa: E402
 from mnemosyne.allowed_hosts import AllowedHostsMiddleware  # noqa: E402
 from mnemosyne.database import release_embedded  # noqa: E402
@@ -139,7 +139,7 @@ def build_app() -> Starlette:
     security = transport_security()
     limit = settings.MCP_MAX_REQUEST_BODY_BYTES
     # Each call creates a session manager; we route to them ourselves so /mcp and /mcp/ both work.
-    # One answers with JSON bodies, the other streams (mcp_server.http_gate picks per request).
+    # One answers with JSON bodies, the other streams (mcp_server.transports.http_gate picks per request).
     managers = []
     for json_response in (True, False):
         mcp.streamable_http_app(

@@ -133,7 +133,7 @@ MCP_ANONYMOUS_READ = envbool("MCP_ANONYMOUS_READ", False)
 MCP_ANONYMOUS_LIBRARIES = envlist("MCP_ANONYMOUS_LIBRARIES", [])
 # Tools that run only once an administrator approves the exact call (e.g. "delete_item").
 MCP_APPROVAL_REQUIRED_TOOLS = envlist("MCP_APPROVAL_REQUIRED_TOOLS", [])
-# Abuse limits (mcp_server/throttles.py), per minute, shared by every worker: calls of one tool by
+# Abuse limits (mcp_server/auth/throttles.py), per minute, shared by every worker: calls of one tool by
 # one caller (the local operator excepted); failed authentications, and failed admin logins, from
 # one client address. 0 switches a limit off.
 MCP_TOOL_RATE_LIMITS = envcounts("MCP_TOOL_RATE_LIMITS", {"upsert_item": 30, "delete_item": 30})
@@ -285,7 +285,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "mcp_server.login_throttle.LoginThrottleMiddleware",
+    "mcp_server.auth.login_throttle.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",

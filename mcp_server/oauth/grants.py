@@ -18,8 +18,8 @@ from django.db import transaction
 from django.utils import timezone
 from mcp.shared.auth import OAuthToken
 
-from mcp_server import tokens
-from mcp_server.credentials import LAST_USED_RESOLUTION, AuthFailure
+from mcp_server.auth import tokens
+from mcp_server.auth.credentials import LAST_USED_RESOLUTION, AuthFailure
 from mcp_server.models import OAuthClient, OAuthCode, OAuthGrant
 from mcp_server.models import OAuthToken as TokenRow
 from mcp_server.oauth import config

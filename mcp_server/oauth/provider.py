@@ -16,7 +16,8 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from mcp_server import blocking, tokens
+from mcp_server import blocking
+from mcp_server.auth import tokens
 from mcp_server.oauth import clients, config, grants
 
 CONSENT_SALT = "mnemosyne.oauth.consent"

@@ -3,8 +3,8 @@
 from django.conf import settings
 from pydantic import BaseModel, Field
 
+from mcp_server.auth.principal import Principal
 from mcp_server.cursors import Page
-from mcp_server.principal import Principal
 from mcp_server.tools.schemas import NEXT_CURSOR, CursorArgument, LibraryRef
 from mcp_server.tools.spec import Arguments, ToolSpec
 from mnemosyne.embedding import get_embedder

@@ -2,8 +2,8 @@
 
 from pydantic import BaseModel, Field
 
+from mcp_server.auth.principal import Principal
 from mcp_server.cursors import Page
-from mcp_server.principal import Principal
 from mcp_server.tools.schemas import NEXT_CURSOR, CursorArgument
 from mcp_server.tools.spec import Arguments, ToolSpec
 from mnemosyne.library import concept_reads

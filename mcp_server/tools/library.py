@@ -5,8 +5,8 @@ import base64
 from mcp.types import ImageContent
 from pydantic import Field
 
+from mcp_server.auth.principal import Principal
 from mcp_server.cursors import Page
-from mcp_server.principal import Principal
 from mcp_server.tools.schemas import (
     ChunkItem,
     ChunkResult,

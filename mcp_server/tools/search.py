@@ -6,8 +6,8 @@ from typing import Literal
 from django.conf import settings
 from pydantic import Field
 
+from mcp_server.auth.principal import Principal
 from mcp_server.cursors import Page
-from mcp_server.principal import Principal
 from mcp_server.tools.schemas import (
     CollectionRef,
     Explain,

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from mcp_server import access, tool_calls
+from mcp_server import tool_calls
+from mcp_server.auth import access
 from mnemosyne import graph, outages
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph import GraphError

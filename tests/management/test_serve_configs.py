@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcp_server import client_configs, dev_token
-from mcp_server.credentials import authenticate
+from mcp_server.auth.credentials import authenticate
 from mcp_server.models import MCPToken
 from mnemosyne.management.commands.serve import DEV_TOKEN_NAME, Command
 

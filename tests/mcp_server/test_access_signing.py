@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from mcp_server import tokens
-from mcp_server.actions import create_token, remember_nonce
+from mcp_server.auth import tokens
+from mcp_server.auth.actions import create_token, remember_nonce
 from tests.mcp_server.clients import post, rpc, sse_payload
 
 pytestmark = pytest.mark.django_db(transaction=True)

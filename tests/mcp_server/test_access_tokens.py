@@ -13,14 +13,14 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from mcp_server import access
-from mcp_server.access import Refusal, required_scope
-from mcp_server.actions import create_token, extend_token, take_rate_limit_slot
-from mcp_server.challenges import refusal_response
-from mcp_server.credentials import AuthFailure, authenticate, token_library_ids
+from mcp_server.auth import access
+from mcp_server.auth.access import Refusal, required_scope
+from mcp_server.auth.actions import create_token, extend_token, take_rate_limit_slot
+from mcp_server.auth.credentials import AuthFailure, authenticate, token_library_ids
+from mcp_server.auth.principal import Kind, Principal
 from mcp_server.models import MCPAuditEvent, MCPRateWindow, MCPToken
-from mcp_server.principal import Kind, Principal
 from mcp_server.tools.catalog import spec_named
+from mcp_server.transports.challenges import refusal_response
 from mnemosyne.library.models import Library
 from mnemosyne.library.services import ensure_library
 

@@ -13,9 +13,9 @@ from django.test import Client
 from django.urls import reverse
 from pytest_django.fixtures import Settings
 
-from mcp_server import tokens
-from mcp_server.actions import create_token
-from mcp_server.credentials import AuthFailure, authenticate
+from mcp_server.auth import tokens
+from mcp_server.auth.actions import create_token
+from mcp_server.auth.credentials import AuthFailure, authenticate
 from mcp_server.models import MCPAuditEvent, MCPToken
 from mcp_server.tools.catalog import TOOL_SPECS
 from mnemosyne.library.models import Chunk, Item

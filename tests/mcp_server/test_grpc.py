@@ -18,10 +18,10 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from mcp_server.actions import create_token
-from mcp_server.grpc_tools import tool_service_pb2 as pb
-from mcp_server.grpc_tools import tool_service_pb2_grpc as pb_grpc
+from mcp_server.auth.actions import create_token
 from mcp_server.tools.catalog import TOOL_SPECS
+from mcp_server.transports.grpc_api import tool_service_pb2 as pb
+from mcp_server.transports.grpc_api import tool_service_pb2_grpc as pb_grpc
 from mnemosyne.library.models import Collection, Library
 from tests.mcp_server.test_http import metric
 from tests.servers import ROOT, child_env, database_url, free_port

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from mcp_server.jwt_bearer import JWKSCache, JWTConfig, JWTRejected, verify
+from mcp_server.auth.jwt_bearer import JWKSCache, JWTConfig, JWTRejected, verify
 from tests.mcp_server.jwks_server import (
     AUDIENCE,
     ISSUER,

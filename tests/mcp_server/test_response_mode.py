@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult
 
-from mcp_server.http_gate import Asked
+from mcp_server.transports.http_gate import Asked
 from tests.mcp_server.clients import mcp_session, modern, post, rpc, run
 
 MISSING_CHUNK = {"name": "get_chunk", "arguments": {"chunk_uid": "chk_missing"}}

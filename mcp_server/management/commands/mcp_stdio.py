@@ -21,8 +21,9 @@ import anyio
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import OperationalError
 
-from mcp_server import access, sdk
-from mcp_server.access import Refusal
+from mcp_server import sdk
+from mcp_server.auth import access
+from mcp_server.auth.access import Refusal
 from mcp_server.server import build_server
 from mnemosyne import outages
 from mnemosyne.embedding import get_embedder

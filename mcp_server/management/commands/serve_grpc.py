@@ -1,6 +1,6 @@
 """python manage.py serve_grpc [--host H] [--port P]
 
-Serves the gRPC ToolService (mcp_server/grpc_tools/tool_service.proto) with grpcio on
+Serves the gRPC ToolService (mcp_server/transports/grpc_api/tool_service.proto) with grpcio on
 MCP_GRPC_PORT (50051), beside the standard health service and server reflection, until
 interrupted (SIGTERM or Ctrl-C: in-flight calls get a few seconds to finish).
 """
@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mcp_server.grpc_tools.server import SERVICE_NAME, build
+from mcp_server.transports.grpc_api.server import SERVICE_NAME, build
 from mnemosyne.embedding import get_embedder
 from mnemosyne.management.schema import require_current_schema
 

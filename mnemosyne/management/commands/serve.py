@@ -23,8 +23,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcp_server import client_configs, dev_token
-from mcp_server.actions import create_token, revoke_token
-from mcp_server.credentials import authenticate
+from mcp_server.auth.actions import create_token, revoke_token
+from mcp_server.auth.credentials import authenticate
 from mcp_server.models import MCPToken
 from mcp_server.users import ensure_token_owner
 from mnemosyne.ingestion.runner import ingest_paths

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
-from mcp_server import tokens
+from mcp_server.auth import tokens
 from mcp_server.models import SCOPES, MCPApprovalRequest, MCPAuditEvent, MCPNonce, MCPToken
 from mnemosyne.library.models import Library
 

@@ -31,9 +31,11 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_server import access, blocking, challenges, envelope, streams
-from mcp_server.access import Admission, Refusal
+from mcp_server import blocking
+from mcp_server.auth import access
+from mcp_server.auth.access import Admission, Refusal
 from mcp_server.server import ADMISSION_STATE
+from mcp_server.transports import challenges, envelope, streams
 from mnemosyne import outages
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")

@@ -13,7 +13,7 @@ from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from mcp_server import throttles
+from mcp_server.auth import throttles
 
 
 class LoginThrottleMiddleware:

@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from mcp_server import tokens
+from mcp_server.auth import tokens
 from mcp_server.models import MCPToken
 
 # last_used_at is written at most this often, so a busy token costs no write per call.

@@ -9,9 +9,9 @@ from django.conf import settings
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from mcp_server.grpc_tools import tool_service_pb2 as pb
-from mcp_server.grpc_tools import tool_service_pb2_grpc as pb_grpc
-from mcp_server.grpc_tools.service import ToolService
+from mcp_server.transports.grpc_api import tool_service_pb2 as pb
+from mcp_server.transports.grpc_api import tool_service_pb2_grpc as pb_grpc
+from mcp_server.transports.grpc_api.service import ToolService
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ToolService"].full_name
 WORKERS = 16

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from mcp_server import actions, credentials, jwt_bearer, throttles, tokens
-from mcp_server.credentials import AuthFailure
+from mcp_server.auth import actions, credentials, jwt_bearer, throttles, tokens
+from mcp_server.auth.credentials import AuthFailure
+from mcp_server.auth.principal import Kind, Principal
 from mcp_server.metrics import AUTH_FAILURES, IDENTIFICATIONS
 from mcp_server.oauth import config as oauth_config
 from mcp_server.oauth import grants as oauth_grants
-from mcp_server.principal import Kind, Principal
 from mcp_server.tools import catalog
 from mcp_server.tools.spec import ToolSpec
 from mnemosyne import outages

@@ -20,8 +20,8 @@ import time
 
 from django.conf import settings
 
-from mcp_server import actions
-from mcp_server.principal import Kind, Principal
+from mcp_server.auth import actions
+from mcp_server.auth.principal import Kind, Principal
 
 AUTH = "auth"
 LOGIN = "login"

@@ -19,19 +19,13 @@ class Tool(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
-
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     parameters: _containers.ScalarMap[str, str]
-    def __init__(
-        self,
-        name: _Optional[str] = ...,
-        description: _Optional[str] = ...,
-        parameters: _Optional[_Mapping[str, str]] = ...,
-    ) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ToolList(_message.Message):
     __slots__ = ("tools",)
@@ -48,14 +42,11 @@ class CallToolRequest(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
-
     TOOLNAME_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     toolName: str
     parameters: _containers.ScalarMap[str, str]
-    def __init__(
-        self, toolName: _Optional[str] = ..., parameters: _Optional[_Mapping[str, str]] = ...
-    ) -> None: ...
+    def __init__(self, toolName: _Optional[str] = ..., parameters: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class CallToolResponse(_message.Message):
     __slots__ = ("success", "message", "output")
@@ -65,6 +56,4 @@ class CallToolResponse(_message.Message):
     success: bool
     message: str
     output: str
-    def __init__(
-        self, success: _Optional[bool] = ..., message: _Optional[str] = ..., output: _Optional[str] = ...
-    ) -> None: ...
+    def __init__(self, success: _Optional[bool] = ..., message: _Optional[str] = ..., output: _Optional[str] = ...) -> None: ...

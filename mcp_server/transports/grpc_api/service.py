@@ -17,13 +17,14 @@ from typing import Any
 
 import grpc
 
-from mcp_server import access, blocking, tool_calls
-from mcp_server.access import Admission, Refusal
-from mcp_server.credentials import AuthFailure
-from mcp_server.grpc_tools import tool_service_pb2 as pb
-from mcp_server.grpc_tools import tool_service_pb2_grpc as pb_grpc
+from mcp_server import blocking, tool_calls
+from mcp_server.auth import access
+from mcp_server.auth.access import Admission, Refusal
+from mcp_server.auth.credentials import AuthFailure
 from mcp_server.tools import catalog
 from mcp_server.tools.spec import ToolSpec
+from mcp_server.transports.grpc_api import tool_service_pb2 as pb
+from mcp_server.transports.grpc_api import tool_service_pb2_grpc as pb_grpc
 
 TRANSPORT = "grpc"
 

@@ -11,8 +11,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Scope
 
-from mcp_server.access import Refusal
-from mcp_server.credentials import AuthFailure
+from mcp_server.auth.access import Refusal
+from mcp_server.auth.credentials import AuthFailure
 from mcp_server.oauth import config as oauth_config
 
 WELL_KNOWN_PATH = "/.well-known/oauth-protected-resource/mcp"
