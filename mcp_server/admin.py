@@ -10,12 +10,18 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
+from mcp_server.auth import library_access
 from mcp_server.auth.actions import create_token, decide_approval, extend_token, revoke_token
-from mcp_server.models import SCOPES, MCPApprovalRequest, MCPAuditEvent, MCPToken
-from mcp_server.oauth import admin as _oauth_admin  # noqa: F401  (registers the OAuth models)
+from mcp_server.auth.library_access import Role, credential_problem
+from mcp_server.auth.library_grants import grant, revoke
+from mcp_server.auth.oauth import admin as _oauth_admin  # noqa: F401  (registers the OAuth models)
+from mcp_server.auth.sign_in_audit import address_of
+from mcp_server.models import SCOPES, LibraryGrant, MCPApprovalRequest, MCPAuditEvent, MCPToken, OIDCIdentity
 from mcp_server.tools.catalog import TOOL_SPECS
 
 EXTENSION_DAYS = 30
+# The admin's sign-in page offers single sign-on, and hides the password form when passwords are off.
+admin.site.login_template = "admin/sign_in.html"
 
 RAW_TOKEN_ATTRIBUTE = "_mcp_raw_token"
 
@@ -48,6 +54,17 @@ class TokenCreationForm(forms.ModelForm):
             "sign_results",
             "expires_at",
         ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        user = cleaned.get("user")
+        if user is not None:
+            libraries = cleaned.get("libraries")
+            asked = frozenset(library.pk for library in libraries) if libraries else None
+            problem = credential_problem(user, cleaned.get("scopes") or ["read"], asked)
+            if problem is not None:
+                raise forms.ValidationError(problem)
+        return cleaned
 
 
 @admin.register(MCPToken)
@@ -129,6 +146,7 @@ class MCPTokenAdmin(admin.ModelAdmin):
             rate_limit_per_minute=form.cleaned_data["rate_limit_per_minute"],
             sign_results=form.cleaned_data["sign_results"],
             actor=request.user.get_username(),
+            address=address_of(request),
         )
         obj.pk = token.pk
         # Kept on the request only, for the page rendered right after.
@@ -148,7 +166,7 @@ class MCPTokenAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected tokens")
     def revoke_selected(self, request: HttpRequest, queryset: QuerySet[MCPToken]) -> None:
         for token in queryset:
-            revoke_token(token=token, actor=request.user.get_username())
+            revoke_token(token=token, actor=request.user.get_username(), address=address_of(request))
         self.message_user(request, f"Revoked {queryset.count()} token(s).", messages.SUCCESS)
 
     @admin.action(description=f"Extend selected tokens by {EXTENSION_DAYS} days")
@@ -165,9 +183,10 @@ class MCPTokenAdmin(admin.ModelAdmin):
 
 @admin.register(MCPAuditEvent)
 class MCPAuditEventAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "kind", "actor", "token"]
+    list_display = ["created_at", "kind", "actor", "address", "token"]
     list_filter = ["kind"]
-    readonly_fields = ["created_at", "kind", "actor", "token", "detail"]
+    search_fields = ["actor", "address"]
+    readonly_fields = ["created_at", "kind", "actor", "address", "token", "detail"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -208,3 +227,96 @@ class MCPApprovalRequestAdmin(admin.ModelAdmin):
         for pending in queryset:
             decide_approval(request=pending, approve=False, actor=request.user.get_username())
         self.message_user(request, "Rejected the pending request(s).", messages.SUCCESS)
+
+
+@admin.register(LibraryGrant)
+class LibraryGrantAdmin(admin.ModelAdmin):
+    """Roles on libraries. Superusers manage every grant; a library's managers manage its grants.
+    Every change goes through library_grants (an audit row each) and counts from the next request."""
+
+    list_display = ["library", "user", "group", "role", "granted_by", "updated_at"]
+    list_filter = ["role", "library"]
+    search_fields = ["library__name", "user__username", "group__name"]
+    fields = ["library", "user", "group", "role"]
+
+    def _managed(self, request: HttpRequest) -> frozenset[int] | None:
+        return library_access.reach_of(request.user).managed
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[LibraryGrant]:
+        rows = super().get_queryset(request).select_related("library", "user", "group")
+        managed = self._managed(request)
+        return rows if managed is None else rows.filter(library_id__in=managed)
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        managed = self._managed(request)
+        if db_field.name == "library" and managed is not None:
+            kwargs["queryset"] = db_field.remote_field.model.objects.filter(pk__in=managed)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def _may_manage(self, request: HttpRequest, obj: LibraryGrant | None = None) -> bool:
+        managed = self._managed(request)
+        if managed is None:
+            return True
+        return bool(managed) if obj is None else obj.library_id in managed
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._may_manage(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._may_manage(request, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return self._may_manage(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._may_manage(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._may_manage(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: LibraryGrant, form: Any, change: bool) -> None:
+        if change:
+            before = LibraryGrant.objects.get(pk=obj.pk)
+            if (before.library_id, before.user_id, before.group_id) != (
+                obj.library_id,
+                obj.user_id,
+                obj.group_id,
+            ):
+                revoke(
+                    library=before.library,
+                    user=before.user,
+                    group=before.group,
+                    actor=request.user.get_username(),
+                    address=address_of(request),
+                )
+        grant(
+            library=obj.library,
+            role=Role.named(obj.role),
+            user=obj.user,
+            group=obj.group,
+            actor=request.user.get_username(),
+            address=address_of(request),
+        )
+        saved = LibraryGrant.objects.get(library=obj.library, user=obj.user, group=obj.group)
+        obj.pk = saved.pk
+
+    def delete_model(self, request: HttpRequest, obj: LibraryGrant) -> None:
+        revoke(
+            library=obj.library,
+            user=obj.user,
+            group=obj.group,
+            actor=request.user.get_username(),
+            address=address_of(request),
+        )
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[LibraryGrant]) -> None:
+        for row in queryset:
+            self.delete_model(request, row)
+
+
+@admin.register(OIDCIdentity)
+class OIDCIdentityAdmin(admin.ModelAdmin):
+    """Who an OpenID Connect sign-in is: add a row to link a provider's person to an existing account."""
+
+    list_display = ["user", "issuer", "subject", "created_at"]
+    search_fields = ["user__username", "subject"]

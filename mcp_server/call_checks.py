@@ -1,5 +1,5 @@
-"""Checks a tool call passes before its handler runs: its uids lie inside the caller's libraries,
-an approval when the tool needs one, and, for a signed request, a fresh and unused nonce."""
+"""Checks a decided tool call passes before its handler runs: an approval when the tool needs one,
+and, for a signed request, a fresh and unused nonce; and the signature of its result."""
 
 from __future__ import annotations
 
@@ -14,9 +14,6 @@ from mcp_server.auth import actions, tokens
 from mcp_server.auth.credentials import AuthFailure
 from mcp_server.auth.principal import Principal
 from mcp_server.metrics import AUTH_FAILURES
-from mnemosyne.library import selectors
-from mnemosyne.library.errors import NotFound
-from mnemosyne.library.models import Chunk, Item
 
 
 class CallFailed(Exception):
@@ -30,31 +27,6 @@ class Signing:
     arguments: dict[str, Any]
     nonce: str | None = None
     timestamp: str | None = None
-
-
-def check_uids_visible(arguments: dict[str, Any]) -> None:
-    """Every uid argument must lie inside the caller's libraries: outside is the same as missing.
-
-    The tools' own lookups honour the boundary too; this check also covers writes (delete_item)
-    whose service looks the item up itself.
-    """
-    if selectors.visible_library_ids() is None:
-        return
-    for argument, kind, queryset in (
-        ("library_uid", "library", None),
-        ("collection_uid", "collection", None),
-        ("item_uid", "item", selectors.within_boundary(Item.objects.all(), "collection__library_id")),
-        ("chunk_uid", "chunk", selectors.within_boundary(Chunk.objects.all(), "library_id")),
-    ):
-        uid = arguments.get(argument)
-        if not isinstance(uid, str):
-            continue
-        if kind == "library":
-            selectors.get_library(uid)
-        elif kind == "collection":
-            selectors.get_collection(uid)
-        elif queryset is not None and not queryset.filter(uid=uid).exists():
-            raise NotFound(kind, uid)
 
 
 def check_approval(tool: str, caller: Principal, arguments: dict[str, Any], approval_id: str | None) -> None:

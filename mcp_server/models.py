@@ -69,10 +69,18 @@ class MCPAuditEvent(models.Model):
         TOKEN_REVOKED = "token_revoked", "Token revoked"
         TOKEN_EXTENDED = "token_extended", "Token extended"
         WRITE_TOOL_CALL = "write_tool_call", "Write tool call"
+        GRANT_GIVEN = "grant_given", "Library grant given or changed"
+        GRANT_REVOKED = "grant_revoked", "Library grant revoked"
+        SIGN_IN = "sign_in", "Signed in"
+        SIGN_IN_FAILED = "sign_in_failed", "Sign-in failed"
+        POLICY_SWITCHED = "policy_switched", "Library access policy switched"
 
     kind = models.CharField(max_length=32, choices=Kind.choices)
     token = models.ForeignKey(MCPToken, null=True, on_delete=models.SET_NULL, related_name="audit_events")
     actor = models.CharField(max_length=150, help_text="Who did it: a username or 'system'.")
+    address = models.CharField(
+        max_length=64, blank=True, default="", help_text="From where: the client's address, when known."
+    )
     detail = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -233,3 +241,82 @@ class OAuthToken(models.Model):
     expires_at = models.DateTimeField()
     retired_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class LibraryGrant(models.Model):
+    """A role on one library, given to one user or to one Django group (never both)."""
+
+    class Role(models.TextChoices):
+        # In rising order: each role can do what the ones before it can.
+        READER = "reader", "Reader (search, read, list)"
+        EDITOR = "editor", "Editor (also add, change, delete and ingest)"
+        MANAGER = "manager", "Manager (also grant roles on the library)"
+
+    library = models.ForeignKey("library.Library", on_delete=models.CASCADE, related_name="grants")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="library_grants",
+    )
+    group = models.ForeignKey(
+        "auth.Group", null=True, blank=True, on_delete=models.CASCADE, related_name="library_grants"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    granted_by = models.CharField(max_length=150, blank=True, default="", editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(user__isnull=False, group__isnull=True)
+                | models.Q(user__isnull=True, group__isnull=False),
+                name="library_grant_user_or_group",
+            ),
+            models.UniqueConstraint(fields=["library", "user"], name="library_grant_one_per_user"),
+            models.UniqueConstraint(fields=["library", "group"], name="library_grant_one_per_group"),
+        ]
+        ordering = ["library__name", "role"]
+
+    def __str__(self) -> str:
+        holder = f"user {self.user}" if self.user_id else f"group {self.group}"
+        return f"{holder}: {self.role} on {self.library}"
+
+
+class AccessPolicyState(models.Model):
+    """The LIBRARY_ACCESS policy last in force (one row), so a switch to grants is noticed once."""
+
+    policy = models.CharField(max_length=16)
+    changed_at = models.DateTimeField(auto_now=True)
+
+
+class OIDCIdentity(models.Model):
+    """The person an OpenID Connect provider's (issuer, subject) signs in (single_sign_on.py)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oidc_identities"
+    )
+    issuer = models.CharField(max_length=500)
+    subject = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["issuer", "subject"], name="oidc_identity_unique")]
+        verbose_name = "OIDC identity"
+        verbose_name_plural = "OIDC identities"
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"
+
+
+class SignInGroup(models.Model):
+    """A Django group the identity provider's groups claim manages: each single sign-on adds or
+    removes the person; groups made by hand are never touched."""
+
+    group = models.OneToOneField("auth.Group", on_delete=models.CASCADE, related_name="sign_in")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return str(self.group)

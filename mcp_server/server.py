@@ -1,11 +1,12 @@
 """The MCP server: our tools, resources, prompts, completions and logging on the SDK's MCPServer.
 
-The caller of each request comes from its transport, resolved once: over HTTP the gate
-(http_gate) has identified and admitted it and left it on the request; on stdio `caller_source`
-resolves it. `caller_middleware` makes it the current caller for the handlers, checks access for
-the methods that read library content when the transport has not, lists only the tools the caller
-may call, and sets its library boundary around resources, prompts and completions. Tool calls go
-to the one tool-call path (tool_calls.execute).
+Each request arrives decided by its transport, once (auth/decision.py): over HTTP the gate
+(transports/http_gate.py) has decided and left the decision on the request; on stdio
+(transports/stdio.py) `caller_middleware` decides here, asking `caller_source` who is calling at
+every request. The middleware makes the decision current for the handlers, answers a refusal
+that belongs inside the protocol (an unknown tool, a uid the caller cannot see, a library it may
+not change), lists only the tools the caller may call, and sets its library boundary around
+resources, prompts and completions. Tool calls go to the one tool-call path (tool_calls.execute).
 """
 
 from __future__ import annotations
@@ -28,18 +29,20 @@ from mcp.types import (
 )
 
 from mcp_server import blocking, client_logging, completions, prompts, resources, sdk, tool_calls
-from mcp_server.auth import access
-from mcp_server.auth.access import Admission, Refusal
+from mcp_server.asked import asked_of, needs_caller
+from mcp_server.auth import decision
+from mcp_server.auth.decision import Allowed
 from mcp_server.auth.principal import Principal
-from mcp_server.tool_calls import ToolAnswer, ToolCall
+from mcp_server.auth.refusals import Refusal, clip
+from mcp_server.tool_calls import ToolCall
 from mcp_server.tools import catalog
 from mcp_server.tools.spec import ToolSpec
 from mnemosyne.library.selectors import library_boundary
 
 SERVER_NAME = "mnemosyne"
 SERVER_VERSION = "0.1.0"
-# Where the HTTP gate leaves the request's Admission (request.state, i.e. the ASGI scope's "state").
-ADMISSION_STATE = "mnemosyne_admission"
+# Where the HTTP gate leaves the request's decision (request.state, i.e. the ASGI scope's "state").
+DECISION_STATE = "mnemosyne_decision"
 APPROVAL_HEADER = "mcp-approval-id"
 NONCE_HEADER = "mcp-request-nonce"
 TIMESTAMP_HEADER = "mcp-request-timestamp"
@@ -57,11 +60,11 @@ INSTRUCTIONS = (
 )
 
 
-def admission_of(ctx: ServerRequestContext[Any, Any]) -> Admission | None:
-    """The Admission the HTTP gate left on this request, if any."""
+def decision_of(ctx: ServerRequestContext[Any, Any]) -> Allowed | Refusal | None:
+    """The decision the HTTP gate left on this request, if any."""
     state = getattr(ctx.request, "state", None)
-    found = getattr(state, ADMISSION_STATE, None) if state is not None else None
-    return found if isinstance(found, Admission) else None
+    found = getattr(state, DECISION_STATE, None) if state is not None else None
+    return found if isinstance(found, Allowed | Refusal) else None
 
 
 def caller_middleware(source: CallerSource | None, transport: str) -> Any:
@@ -74,49 +77,57 @@ def caller_middleware(source: CallerSource | None, transport: str) -> Any:
 async def _with_caller(
     ctx: ServerRequestContext[Any, Any], call_next: CallNext, source: CallerSource | None, transport: str
 ) -> HandlerResult:
-    admission = admission_of(ctx)
-    if admission is None and source is not None and _needs_caller(ctx.method):
-        found = await blocking.run(source)
-        if isinstance(found, Refusal):
-            raise MCPError(INVALID_REQUEST, found.message)
-        admission = Admission(found, admitted=False, transport=transport)
-    reading = ctx.method in access.READING_METHODS
-    if reading and admission is not None and not admission.admitted:
-        refusal = await blocking.run(lambda: access.admit(admission.principal, reads=True))
-        if refusal is not None:
-            raise MCPError(INVALID_REQUEST, refusal.message)
-    if reading and admission is None and source is not None:
-        raise MCPError(INVALID_REQUEST, "this method needs a caller")
-    boundary = admission.principal.library_ids if admission is not None else None
-    with access.acting_as(admission), library_boundary(boundary):
+    decided = decision_of(ctx)
+    if decided is None and source is not None and needs_caller(ctx.method):
+        decided = await blocking.run(_decide, source, ctx.method, ctx.params, transport)
+    if isinstance(decided, Refusal):
+        return _refused(ctx, decided)
+    allowed = decided
+    boundary = allowed.principal.library_ids if allowed is not None else None
+    with decision.acting_as(allowed), library_boundary(boundary):
         result = await call_next(ctx)
-    if ctx.method == "tools/list" and admission is not None and isinstance(result, dict):
+    if ctx.method == "tools/list" and allowed is not None and isinstance(result, dict):
         # Without a caller the whole surface is listed; with one, only what it may call.
-        principal = admission.principal
-        result["tools"] = [
-            tool
-            for tool in result.get("tools", [])
-            if access.authorize_tool(principal, tool["name"], catalog.spec_named(tool["name"])) is None
-        ]
+        principal = allowed.principal
+        result["tools"] = [tool for tool in result.get("tools", []) if _may_call(principal, tool.get("name"))]
     return result
 
 
-def _needs_caller(method: str) -> bool:
-    return method in ("tools/call", "tools/list") or method in access.READING_METHODS
+def _decide(source: CallerSource, method: str, params: Any, transport: str) -> Allowed | Refusal:
+    """For a transport without a gate (stdio): who is calling now, and whether it may."""
+    found = source()
+    if isinstance(found, Refusal):
+        return found
+    return decision.check_call(found, asked_of(method, params), transport=transport)
+
+
+def _may_call(principal: Principal, name: object) -> bool:
+    spec = catalog.spec_named(name) if isinstance(name, str) else None
+    return spec is not None and decision.may_call(principal, spec)
+
+
+def _refused(ctx: ServerRequestContext[Any, Any], refusal: Refusal) -> HandlerResult:
+    """A refusal as the protocol answers it: an unknown tool is invalid params; a uid the caller
+    cannot see, or a library it may not change, is the tool's error; the rest (a transport
+    without HTTP statuses) an invalid request naming the reason."""
+    if refusal.unknown_tool:
+        raise MCPError(INVALID_PARAMS, refusal.message)
+    if ctx.method == "tools/call" and refusal.http_status is None:
+        text = f"Error executing tool {refusal.tool}: {refusal.message}"
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    raise MCPError(INVALID_REQUEST, refusal.message)
 
 
 async def run_tool(ctx: Context, spec: ToolSpec, sent: dict[str, Any]) -> CallToolResult:
     """An MCP tools/call, through the one tool-call path."""
-    admission = access.current()
-    if admission is None:
+    allowed = decision.current()
+    if allowed is None or allowed.spec is not spec:
         raise MCPError(INVALID_REQUEST, "this tool call has no caller")
     headers = ctx.headers or {}
     call = ToolCall(
-        principal=admission.principal,
-        tool=spec.name,
+        allowed=allowed,
+        spec=spec,
         arguments=sent,
-        transport=admission.transport,
-        admitted=admission.admitted,
         approval_id=headers.get(APPROVAL_HEADER) or None,
         nonce=headers.get(NONCE_HEADER) or None,
         timestamp=headers.get(TIMESTAMP_HEADER) or None,
@@ -125,8 +136,6 @@ async def run_tool(ctx: Context, spec: ToolSpec, sent: dict[str, Any]) -> CallTo
         answer = await blocking.run(tool_calls.execute, call)
     except tool_calls.InvalidToolArguments as exc:
         raise MCPError(INVALID_PARAMS, str(exc)) from None
-    except tool_calls.CallRefused as exc:
-        answer = ToolAnswer(f"Error executing tool {spec.name}: {exc}", None, is_error=True)
     if answer.is_error:
         await client_logging.emit(ctx, "warning", answer.text)
     else:
@@ -142,21 +151,13 @@ async def run_tool(ctx: Context, spec: ToolSpec, sent: dict[str, Any]) -> CallTo
 
 
 class MnemosyneServer(MCPServer):
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
-    ) -> CallToolResult | InputRequiredResult:
-        # The spec's answer to an unknown tool is a protocol error naming it, not a tool result.
-        if name not in catalog.TOOL_NAMES:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {tool_calls.clip(name)}")
-        return await super().call_tool(name, arguments, context)
-
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
     ) -> GetPromptResult | InputRequiredResult:
         # Invalid params, named, rather than the SDK's generic error for an unknown prompt or argument.
         prompt = next((p for p in await self.list_prompts() if p.name == name), None)
         if prompt is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {tool_calls.clip(name)}")
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {clip(name)}")
         missing = [a.name for a in prompt.arguments or [] if a.required and a.name not in (arguments or {})]
         if missing:
             raise MCPError(

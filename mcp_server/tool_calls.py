@@ -1,10 +1,10 @@
 """The one tool-call path: every transport (MCP over HTTP or stdio, gRPC) runs a tool through `execute`.
 
-For one call, in order: the tool is looked up by name; the caller admitted (whitelist, scope, rate
-limit) unless its transport already did (HTTP does, to answer 401/403/429); the arguments validated
-strictly against the tool's model, errors naming the argument; then inside the caller's library
-boundary its uids checked to lie within it, an approval required when the tool needs one, a signed
-request's nonce checked, the handler run, its result rendered and, for a token that asks, signed.
+A call arrives decided (auth/decision.py: the tool exists, the caller may call it, its uids lie in
+the caller's libraries, it was counted against the rate limits). Then, in order: the arguments
+validated strictly against the tool's model, errors naming the argument; inside the caller's
+library boundary an approval required when the tool needs one, a signed request's nonce checked,
+the handler run, its result rendered and, for a token that asks, signed.
 Every call is timed and counted, every write-tool call leaves an audit row, and library, storage and
 graph failures become tool errors whose message is fit for the caller. Call it on a worker thread
 through `blocking` (which keeps the database connection fresh).
@@ -23,11 +23,10 @@ from mcp.types import ImageContent
 from pydantic import ValidationError
 
 from mcp_server import call_checks, cursors
-from mcp_server.auth import access, actions
-from mcp_server.auth.access import Refusal
-from mcp_server.auth.principal import Principal
+from mcp_server.auth import actions
+from mcp_server.auth.decision import Allowed
+from mcp_server.auth.refusals import clip
 from mcp_server.metrics import TOOL_DURATION, TOOL_INVOCATIONS
-from mcp_server.tools import catalog
 from mcp_server.tools.spec import ArgumentError, ToolSpec
 from mnemosyne import outages
 from mnemosyne.embedding import EmbeddingError
@@ -39,20 +38,14 @@ from mnemosyne.storage import StorageError
 
 logger = logging.getLogger(__name__)
 
-# An argument name or message quoted back to the caller is cut to this many characters.
-QUOTE_CHARS = 200
-
 
 @dataclass(frozen=True)
 class ToolCall:
-    principal: Principal
-    tool: str
+    # The decision that let this call through (auth/decision.py), and the tool it is for.
+    allowed: Allowed
+    spec: ToolSpec
     # As sent (signed results are computed over these).
     arguments: Mapping[str, Any]
-    # "http", "sse", "stdio" or "grpc".
-    transport: str
-    # The transport already ran access.admit for this call.
-    admitted: bool = False
     approval_id: str | None = None
     nonce: str | None = None
     timestamp: str | None = None
@@ -67,36 +60,17 @@ class ToolAnswer:
     is_error: bool = False
 
 
-class UnknownTool(Exception):
-    def __init__(self, name: str) -> None:
-        super().__init__(f"Unknown tool: {clip(name)}")
-        self.name = name
-
-
 class InvalidToolArguments(Exception):
     """Arguments the tool refuses; the message names each argument at fault."""
 
 
-class CallRefused(Exception):
-    def __init__(self, refusal: Refusal) -> None:
-        super().__init__(refusal.message)
-        self.refusal = refusal
-
-
-def clip(text: str, limit: int = QUOTE_CHARS) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
-
-
 def execute(call: ToolCall) -> ToolAnswer:
-    """Run one tool call; raises UnknownTool, CallRefused or InvalidToolArguments, else answers."""
+    """Run one decided tool call; raises InvalidToolArguments, else answers."""
     started = time.perf_counter()
-    spec = catalog.spec_named(call.tool)
-    if spec is None:
-        raise UnknownTool(call.tool)
-    if not call.admitted:
-        refusal = access.admit(call.principal, tools=[(spec.name, spec)])
-        if refusal is not None:
-            raise CallRefused(refusal)
+    spec = call.spec
+    if call.allowed.spec is not spec:
+        raise RuntimeError(f"a call of {spec.name} decided for another tool")
+    principal = call.allowed.principal
     outcome = "error"
     try:
         answer = _run(spec, call, started)
@@ -112,14 +86,14 @@ def execute(call: ToolCall) -> ToolAnswer:
             spec.name,
             outcome,
             elapsed * 1000,
-            call.principal.kind.value,
-            call.transport,
+            principal.kind.value,
+            call.allowed.transport,
             extra={
                 "tool": spec.name,
                 "outcome": outcome,
                 "ms": round(elapsed * 1000, 1),
-                "caller": call.principal.kind.value,
-                "transport": call.transport,
+                "caller": principal.kind.value,
+                "transport": call.allowed.transport,
             },
         )
         if spec.writes:
@@ -128,11 +102,10 @@ def execute(call: ToolCall) -> ToolAnswer:
 
 def _run(spec: ToolSpec, call: ToolCall, started: float) -> ToolAnswer:
     arguments = validated(spec, call.arguments)
-    caller = call.principal
+    caller = call.allowed.principal
     sent = dict(call.arguments)
     try:
         with library_boundary(caller.library_ids):
-            call_checks.check_uids_visible(arguments.model_dump())
             call_checks.check_approval(spec.name, caller, arguments.model_dump(), call.approval_id)
             signing = call_checks.Signing(sent, call.nonce, call.timestamp)
             nonce, timestamp = call_checks.check_nonce(caller, signing)
@@ -211,8 +184,8 @@ def _elapsed(started: float) -> dict[str, Any]:
 def _audit(call: ToolCall, spec: ToolSpec, outcome: str) -> None:
     try:
         actions.record_write_call(
-            token=call.principal.token,
-            actor=call.principal.actor,
+            token=call.allowed.principal.token,
+            actor=call.allowed.principal.actor,
             tool=spec.name,
             outcome=outcome,
             arguments=dict(call.arguments),

@@ -7,11 +7,11 @@
 
 Both MCP endpoints check Host and Origin (the SDK's DNS-rebinding protection: ALLOWED_HOSTS,
 MCP_ALLOWED_ORIGINS), refuse bodies over MCP_MAX_REQUEST_BODY_BYTES (413), and pass through
-mcp_server.transports.http_gate: the caller of a tool call, or of a read of library content, is identified and
-admitted there once (mcp_server.auth.access) and handed to the MCP handlers.
+mcp_server.transports.http_gate: a tool call, or a read of library content, is decided there once
+(mcp_server.auth.decision) and the decision handed to the MCP handlers.
 /.well-known/oauth-protected-resource/mcp   RFC 9728 metadata a 401 points at
 /.well-known/oauth-authorization-server, /authorize, /token, /register, /revoke
-               the built-in OAuth 2.1 authorization server, when MCP_OAUTH=builtin (mcp_server.oauth);
+               the built-in OAuth 2.1 authorization server, when MCP_OAUTH=builtin (mcp_server.auth.oauth);
                its sign-in and consent pages are Django's, under /oauth/
 /mcp/health    {"status": "ok"} after a database round trip, 503 otherwise
 /metrics       Prometheus
@@ -51,8 +51,8 @@ from starlette.routing import Mount, Route  # noqa: E402
 from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
 from mcp_server import blocking  # noqa: E402
-from mcp_server.oauth import config as oauth_config  # noqa: E402
-from mcp_server.oauth.routes import oauth_routes  # noqa: E402
+from mcp_server.auth import oauth_bearer  # noqa: E402
+from mcp_server.auth.oauth.routes import oauth_routes  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
 from mcp_server.transports.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
 from mcp_server.transports.http_gate import MCPGate  # noqa: E402
@@ -179,7 +179,7 @@ def build_app() -> Starlette:
 
     admin = cast(ASGIApp, ASGIStaticFilesHandler(django_app) if settings.DEBUG else django_app)
     # The built-in OAuth authorization server's endpoints (its pages are Django's, under /oauth/).
-    signing_in = oauth_routes() if oauth_config.enabled() else []
+    signing_in = oauth_routes() if oauth_bearer.enabled() else []
     return Starlette(
         routes=[
             *signing_in,

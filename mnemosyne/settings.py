@@ -116,7 +116,7 @@ if not set(MCP_JWT_ALGORITHMS) <= _JWT_ASYMMETRIC or not MCP_JWT_ALGORITHMS:
     )
 # OAuth authorization servers listed in that metadata (issuer URLs); default: the JWT issuer, if any.
 MCP_AUTHORIZATION_SERVERS = envlist("MCP_AUTHORIZATION_SERVERS", [MCP_JWT_ISSUER] if MCP_JWT_ISSUER else [])
-# OAuth 2.1 sign-in with Mnemosyne as its own authorization server (mcp_server/oauth): "builtin", or
+# OAuth 2.1 sign-in with Mnemosyne as its own authorization server (mcp_server/auth/oauth): "builtin", or
 # "off". Its issuer is MCP_PUBLIC_BASE_URL (else http://127.0.0.1:PORT); users sign in with their
 # Django account at /oauth/login/ and consent to scopes and libraries.
 MCP_OAUTH = envchoice("MCP_OAUTH", "off", ["off", "builtin"])
@@ -127,6 +127,36 @@ MCP_OAUTH_REFRESH_TOKEN_SECONDS = envint(
 # Client ID metadata documents (a client_id that is an https URL) are fetched only from public
 # addresses unless this is on (an intranet whose clients publish their documents internally).
 MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS = envbool("MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS", False)
+# Who may see which library (mcp_server/auth/library_access.py): "open" (every active user reads
+# every library; a token's scopes decide writes) or "grants" (a person reaches only the libraries
+# granted to them or their groups: manage.py grant, the admin; superusers everything).
+LIBRARY_ACCESS = envchoice("LIBRARY_ACCESS", "open", ["open", "grants"])
+# Single sign-on (mcp_server/auth/single_sign_on.py), on when OIDC_ISSUER is set: people sign in to
+# the admin, the OAuth consent page and the console with the organisation's OpenID Connect provider.
+OIDC_ISSUER = envstr("OIDC_ISSUER", "").strip()
+# Default: OIDC_ISSUER + /.well-known/openid-configuration.
+OIDC_DISCOVERY_URL = envstr("OIDC_DISCOVERY_URL", "").strip()
+OIDC_CLIENT_ID = envstr("OIDC_CLIENT_ID", "").strip()
+# Empty: a public client (PKCE alone); else sent with HTTP basic authentication.
+OIDC_CLIENT_SECRET = envstr("OIDC_CLIENT_SECRET", "")
+OIDC_SCOPES = envlist("OIDC_SCOPES", ["openid", "email", "profile"])
+OIDC_USERNAME_CLAIM = envstr("OIDC_USERNAME_CLAIM", "preferred_username").strip()
+# A list of group names; each sign-in sets the person's provider-managed Django groups to it.
+OIDC_GROUPS_CLAIM = envstr("OIDC_GROUPS_CLAIM", "groups").strip()
+# Provider groups whose members get the admin (staff) or everything (superuser); empty: left alone.
+OIDC_STAFF_GROUPS = envlist("OIDC_STAFF_GROUPS", [])
+OIDC_SUPERUSER_GROUPS = envlist("OIDC_SUPERUSER_GROUPS", [])
+OIDC_PROVIDER_NAME = envstr("OIDC_PROVIDER_NAME", "your organisation")
+OIDC_HTTP_TIMEOUT = envfloat("OIDC_HTTP_TIMEOUT", 5.0, minimum=0.1, maximum=60.0)
+# false: only single sign-on (local password forms are hidden and refused).
+OIDC_LOCAL_PASSWORDS = envbool("OIDC_LOCAL_PASSWORDS", True)
+if OIDC_ISSUER and not OIDC_CLIENT_ID:
+    raise ImproperlyConfigured("OIDC_ISSUER needs OIDC_CLIENT_ID")
+if not OIDC_LOCAL_PASSWORDS and not OIDC_ISSUER:
+    raise ImproperlyConfigured("OIDC_LOCAL_PASSWORDS=false needs OIDC_ISSUER (nobody could sign in)")
+AUTHENTICATION_BACKENDS = (["django.contrib.auth.backends.ModelBackend"] if OIDC_LOCAL_PASSWORDS else []) + [
+    "mcp_server.auth.single_sign_on.SessionOnly"
+]
 # Without a token, read tools and resources may be used (scope read only), optionally only within
 # these library uids. Off by default; write tools always need a token.
 MCP_ANONYMOUS_READ = envbool("MCP_ANONYMOUS_READ", False)
@@ -304,6 +334,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "mcp_server.auth.single_sign_on.login_links",
             ],
         },
     },

@@ -1,11 +1,15 @@
 from django.contrib import admin
 from django.urls import path
 
-from mcp_server.oauth import consent
+from mcp_server.auth import single_sign_on
+from mcp_server.auth.oauth import consent
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     # OAuth sign-in (MCP_OAUTH=builtin; without it no client is ever sent here).
     path("oauth/login/", consent.SignIn.as_view(), name="oauth-login"),
     path("oauth/consent/", consent.consent, name="oauth-consent"),
+    # Single sign-on with an OpenID Connect provider (OIDC_ISSUER; 404 without it).
+    path("oidc/login/", single_sign_on.begin, name="oidc-login"),
+    path("oidc/callback/", single_sign_on.callback, name="oidc-callback"),
 ]

@@ -14,6 +14,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from mcp_server.auth import tokens
+from mcp_server.auth.library_access import credential_problem
 from mcp_server.models import SCOPES, MCPApprovalRequest, MCPAuditEvent, MCPNonce, MCPToken
 from mnemosyne.library.models import Library
 
@@ -32,15 +33,21 @@ def create_token(
     rate_limit_per_minute: int | None = None,
     sign_results: bool = False,
     actor: str = "system",
+    address: str = "",
 ) -> tuple[MCPToken, str]:
     """Create a token and return it with the raw secret, which is never stored.
 
-    Without `scopes` the token may only read: writing is granted explicitly.
+    Without `scopes` the token may only read: writing is granted explicitly. Under
+    LIBRARY_ACCESS=grants a token may not give more than its owner has (ValueError saying why).
     """
     chosen = sorted(set(scopes if scopes is not None else ["read"]))
     unknown = set(chosen) - set(SCOPES)
     if unknown:
         raise ValueError(f"unknown scope(s): {', '.join(sorted(unknown))}")
+    asked = frozenset(library.pk for library in libraries) if libraries else None
+    problem = credential_problem(user, chosen, asked)
+    if problem is not None:
+        raise ValueError(problem)
     raw = tokens.generate_token()
     token = MCPToken.objects.create(
         user=user,
@@ -60,6 +67,7 @@ def create_token(
         kind=MCPAuditEvent.Kind.TOKEN_CREATED,
         token=token,
         actor=actor,
+        address=address[:64],
         detail={
             "name": name,
             "user": user.get_username(),
@@ -145,12 +153,16 @@ def _take_slot(table: str, key_column: str, key: str | int, limit: int, now: dat
 
 
 @transaction.atomic
-def revoke_token(*, token: MCPToken, actor: str = "system") -> MCPToken:
+def revoke_token(*, token: MCPToken, actor: str = "system", address: str = "") -> MCPToken:
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
         MCPAuditEvent.objects.create(
-            kind=MCPAuditEvent.Kind.TOKEN_REVOKED, token=token, actor=actor, detail={"name": token.name}
+            kind=MCPAuditEvent.Kind.TOKEN_REVOKED,
+            token=token,
+            actor=actor,
+            address=address[:64],
+            detail={"name": token.name},
         )
     return token
 

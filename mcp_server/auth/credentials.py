@@ -20,7 +20,7 @@ LAST_USED_RESOLUTION = timedelta(minutes=5)
 
 
 class AuthFailure(enum.StrEnum):
-    """The fixed reasons an authentication can fail (also the metric's label values)."""
+    """The fixed reasons a call can be refused (also the metric's label values)."""
 
     MISSING = "missing"
     INVALID = "invalid"
@@ -32,6 +32,11 @@ class AuthFailure(enum.StrEnum):
     TOOL_RATE_LIMITED = "tool_rate_limited"
     THROTTLED = "throttled"
     APPROVAL_PENDING = "approval_pending"
+    # Answered inside the protocol, not by an HTTP status: a tool that does not exist, a uid that
+    # does not exist for this caller, a library it may read but not change.
+    UNKNOWN_TOOL = "unknown_tool"
+    NOT_FOUND = "not_found"
+    NOT_EDITOR = "not_editor"
 
 
 @dataclass(frozen=True)
@@ -70,3 +75,11 @@ def token_library_ids(token: MCPToken) -> frozenset[int] | None:
     """The library ids a token is confined to; None when it may see every library."""
     ids = frozenset(token.libraries.values_list("id", flat=True))
     return ids or None
+
+
+def bearer(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer …` value (HTTP header or gRPC metadata), else None."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()

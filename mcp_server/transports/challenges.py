@@ -11,9 +11,9 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Scope
 
-from mcp_server.auth.access import Refusal
+from mcp_server.auth import oauth_bearer
 from mcp_server.auth.credentials import AuthFailure
-from mcp_server.oauth import config as oauth_config
+from mcp_server.auth.refusals import Refusal
 
 WELL_KNOWN_PATH = "/.well-known/oauth-protected-resource/mcp"
 
@@ -35,9 +35,9 @@ def protected_resource_metadata(scope: Scope) -> dict[str, Any]:
     """RFC 9728 metadata for /mcp: bearer tokens in the header only, scopes read and write."""
     base = public_base_url(scope)
     resource, servers = f"{base}/mcp", list(settings.MCP_AUTHORIZATION_SERVERS)
-    if oauth_config.enabled():
+    if oauth_bearer.enabled():
         # Tokens of the built-in server are bound to its resource; it is the first to ask.
-        resource, servers = oauth_config.resource(), [oauth_config.issuer(), *servers]
+        resource, servers = oauth_bearer.resource(), [oauth_bearer.issuer(), *servers]
     return {
         "resource": resource,
         "authorization_servers": servers,

@@ -5,11 +5,11 @@ it) and parses it, answering a body that is not one well-formed JSON-RPC message
 (envelope.py: HTTP 400 with -32700, -32600 or -32602), then:
 
 - when the request calls tools or reads library content (resources, prompts, completions), or
-  lists tools with a bearer token, it identifies the caller once (access.identify) and admits the
-  request once (access.admit: whitelist, scopes, rate limit) — a refusal is answered here as HTTP
-  401/403/429 (challenges), so a refused call never reaches the MCP server;
-- it leaves the admitted caller on the request (`request.state`), where the MCP handlers find it
-  (server.caller_middleware) and never identify the caller again;
+  lists tools with a bearer token, it asks the one place that decides (auth/decision.py), once —
+  a refusal with an HTTP status is answered here as 401/403/429 (challenges), so a refused call
+  never reaches the MCP server;
+- it leaves the decision on the request (`request.state`), where the MCP handlers find it
+  (server.caller_middleware): the caller, or a refusal answered inside the protocol;
 - on stateless streamable HTTP, it routes a request that carries a progress token to the streaming
   (SSE) session manager and the rest to the JSON-response one: a JSON answer skips the event
   stream's machinery (about 3 ms a call) and only requests that can be sent notifications need it.
@@ -21,7 +21,6 @@ MCP_REQUIRE_AUTH=false admits everyone as the local operator (or as the token it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -32,60 +31,16 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_server import blocking
-from mcp_server.auth import access
-from mcp_server.auth.access import Admission, Refusal
-from mcp_server.server import ADMISSION_STATE
+from mcp_server.asked import asked_of
+from mcp_server.auth import decision
+from mcp_server.auth.credentials import bearer
+from mcp_server.auth.decision import Asked
+from mcp_server.auth.refusals import Refusal
+from mcp_server.server import DECISION_STATE
 from mcp_server.transports import challenges, envelope, streams
 from mnemosyne import outages
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
-
-
-@dataclass(frozen=True)
-class Asked:
-    """What a JSON-RPC body asks for, as far as access and response mode care."""
-
-    tools: tuple[str, ...] = ()
-    reads: bool = False
-    lists_tools: bool = False
-    progress: bool = False
-
-    @staticmethod
-    def of(message: dict[str, Any]) -> Asked:
-        method, params = message.get("method"), message.get("params") or {}
-        tools: tuple[str, ...] = ()
-        if method == "tools/call":
-            name = params.get("name")
-            tools = (name if isinstance(name, str) else "",)
-        meta = params.get("_meta")
-        return Asked(
-            tools=tools,
-            reads=method in access.READING_METHODS,
-            lists_tools=method == "tools/list",
-            progress=isinstance(meta, dict) and meta.get("progressToken") is not None,
-        )
-
-
-def bearer_token(headers: Headers) -> str | None:
-    value = headers.get("authorization", "")
-    scheme, _, token = value.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return token.strip()
-
-
-def decide(
-    credential: str | None, asked: Asked, transport: str, address: str = ""
-) -> Admission | Refusal | None:
-    """The request's admitted caller, why it is refused, or None when it needs no caller."""
-    return access.decide(
-        credential,
-        tools=asked.tools,
-        reads=asked.reads,
-        lists_tools=asked.lists_tools,
-        transport=transport,
-        address=address,
-    )
 
 
 def client_address(scope: Scope) -> str:
@@ -114,36 +69,36 @@ class MCPGate:
         if isinstance(message, envelope.Rejected):
             await JSONResponse(message.payload(), status_code=400)(scope, receive, send)
             return
-        asked = Asked.of(message)
+        asked = asked_of(message.get("method"), message.get("params"))
         try:
-            decided = await blocking.run(
-                decide, bearer_token(Headers(scope=scope)), asked, self.transport, client_address(scope)
-            )
+            decided = await blocking.run(self._decide, scope, asked)
         except blocking.Unavailable as exc:
             await unavailable(message, exc.error.message)(scope, receive, send)
             return
-        if isinstance(decided, Refusal):
+        if isinstance(decided, Refusal) and decided.http_status is not None:
             metadata_url = challenges.resource_metadata_url(scope)
             await challenges.refusal_response(decided, metadata_url=metadata_url)(scope, receive, send)
             return
         if decided is not None:
-            scope.setdefault("state", {})[ADMISSION_STATE] = decided
+            scope.setdefault("state", {})[DECISION_STATE] = decided
         app = self.app
-        if self.json_app is not None and _handshake_era(scope) and not asked.progress:
+        if self.json_app is not None and _handshake_era(scope) and not wants_progress(message):
             app = self.json_app
         await app(scope, replay_body(body, receive), send)
+
+    def _decide(self, scope: Scope, asked: Asked) -> decision.Allowed | Refusal | None:
+        credential = bearer(Headers(scope=scope).get("authorization"))
+        return decision.decide(credential, asked, transport=self.transport, address=client_address(scope))
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A GET opens a server-sent event stream. Without a credential (listing tools needs none) it
         ends after MCP_STREAM_UNAUTHENTICATED_SECONDS; with one, the credential must be valid (401
         otherwise, counted against the address like any bad token), and the stream ends once it has
         carried nothing but keep-alive pings for MCP_STREAM_IDLE_SECONDS."""
-        credential = bearer_token(Headers(scope=scope))
+        credential = bearer(Headers(scope=scope).get("authorization"))
         if credential is not None and settings.MCP_REQUIRE_AUTH:
             try:
-                decided = await blocking.run(
-                    decide, credential, Asked(reads=True), self.transport, client_address(scope)
-                )
+                decided = await blocking.run(self._decide, scope, Asked(reads=True))
             except blocking.Unavailable as exc:
                 await unavailable({}, exc.error.message)(scope, receive, send)
                 return
@@ -164,6 +119,12 @@ def unavailable(message: dict[str, Any], reason: str) -> JSONResponse:
         status_code=503,
         headers={"Retry-After": str(outages.RETRY_AFTER_SECONDS)},
     )
+
+
+def wants_progress(message: dict[str, Any]) -> bool:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get("progressToken") is not None
 
 
 def _handshake_era(scope: Scope) -> bool:

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from mcp_server import tool_calls
-from mcp_server.auth import access
+from mcp_server.asked import asked_of
+from mcp_server.auth import decision, identify
+from mcp_server.tools import catalog
 from mnemosyne import graph, outages
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph import GraphError
@@ -30,9 +32,11 @@ class Unreachable:
 
 
 def call(tool: str, arguments: dict[str, Any]) -> tool_calls.ToolAnswer:
-    return tool_calls.execute(
-        tool_calls.ToolCall(principal=access.local(), tool=tool, arguments=arguments, transport="test")
-    )
+    asked = asked_of("tools/call", {"name": tool, "arguments": arguments})
+    allowed = decision.check_call(identify.local(), asked, transport="test")
+    spec = catalog.spec_named(tool)
+    assert isinstance(allowed, decision.Allowed) and spec is not None
+    return tool_calls.execute(tool_calls.ToolCall(allowed=allowed, spec=spec, arguments=arguments))
 
 
 def test_a_graph_outage_is_answered_clearly_logged_once_and_recovered_from(

@@ -13,11 +13,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from mcp_server.auth import access
-from mcp_server.auth.access import Refusal, required_scope
+from mcp_server.auth import decision, identify
 from mcp_server.auth.actions import create_token, extend_token, take_rate_limit_slot
 from mcp_server.auth.credentials import AuthFailure, authenticate, token_library_ids
+from mcp_server.auth.decision import required_scope
 from mcp_server.auth.principal import Kind, Principal
+from mcp_server.auth.refusals import Refusal
 from mcp_server.models import MCPAuditEvent, MCPRateWindow, MCPToken
 from mcp_server.tools.catalog import spec_named
 from mcp_server.transports.challenges import refusal_response
@@ -71,7 +72,7 @@ def test_the_library_boundary_is_the_tokens_libraries_or_none(alice: User) -> No
     confined, _ = create_token(user=alice, name="one", libraries=[handbook])
     assert token_library_ids(everything) is None
     assert token_library_ids(confined) == frozenset({handbook.pk})
-    assert access.local().library_ids is None
+    assert identify.local().library_ids is None
 
 
 def test_the_rate_limit_counts_calls_per_minute_in_the_database(alice: User) -> None:
@@ -126,8 +127,11 @@ def test_a_401_points_at_the_protected_resource_metadata() -> None:
 
 def test_a_refusal_for_scope_is_a_403_and_a_rate_limit_a_429_with_retry_after() -> None:
     reader = Principal(kind=Kind.TOKEN, actor="reader", scopes=frozenset({"read"}))
-    refused = access.authorize_tool(reader, "delete_item", spec_named("delete_item"))
-    assert refused is not None and refused.failure == AuthFailure.INSUFFICIENT_SCOPE
+    refused = decision.check_call(
+        reader, decision.Asked(tool="delete_item", spec=spec_named("delete_item")), transport="test"
+    )
+    assert isinstance(refused, Refusal)
+    assert refused.failure == AuthFailure.INSUFFICIENT_SCOPE
     scoped = refusal_response(refused)
     assert scoped.status_code == 403
     assert 'error="insufficient_scope"' in scoped.headers["www-authenticate"]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult
 
-from mcp_server.transports.http_gate import Asked
+from mcp_server.transports.http_gate import wants_progress
 from tests.mcp_server.clients import mcp_session, modern, post, rpc, run
 
 MISSING_CHUNK = {"name": "get_chunk", "arguments": {"chunk_uid": "chk_missing"}}
@@ -30,7 +30,7 @@ def events(text: str) -> list[dict[str, Any]]:
 )
 def test_only_a_request_with_a_progress_token_wants_progress(message: dict[str, Any], expected: bool) -> None:
     # Bodies that are not one JSON-RPC message never get this far (envelope.py; test_hostile_input).
-    assert Asked.of(message).progress is expected
+    assert wants_progress(message) is expected
 
 
 @pytest.mark.django_db(transaction=True)

@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from mcp_server.auth.actions import create_token
@@ -71,25 +71,29 @@ class Command(BaseCommand):
         name = options["name"].strip()
         if not name or len(name) > MCPToken._meta.get_field("name").max_length:  # type: ignore[operator]
             raise CommandError("--name must be 1 to 100 characters")
-        user, created = ensure_token_owner(options["user"])
-        if created:
-            self.stderr.write(f"Created user {user.get_username()!r} without a usable password.")
         try:
-            token, raw = create_token(
-                user=user,
-                name=name,
-                allowed_tools=tools,
-                expires_at=timezone.now() + timedelta(days=days) if days else None,
-                scopes=scopes,
-                libraries=libraries,
-                rate_limit_per_minute=rate_limit,
-                sign_results=options["sign_results"],
-                actor="create_mcp_token",
-            )
+            with transaction.atomic():  # a refused token leaves no new user behind
+                user, created = ensure_token_owner(options["user"])
+                token, raw = create_token(
+                    user=user,
+                    name=name,
+                    allowed_tools=tools,
+                    expires_at=timezone.now() + timedelta(days=days) if days else None,
+                    scopes=scopes,
+                    libraries=libraries,
+                    rate_limit_per_minute=rate_limit,
+                    sign_results=options["sign_results"],
+                    actor="create_mcp_token",
+                    address="command line",
+                )
         except IntegrityError:
             raise CommandError(
-                f"user {user.get_username()!r} already has a token named {options['name']!r}"
+                f"user {options['user']!r} already has a token named {options['name']!r}"
             ) from None
+        except ValueError as exc:
+            raise CommandError(f"refused: {exc}") from None
+        if created:
+            self.stderr.write(f"Created user {user.get_username()!r} without a usable password.")
         tools_text = ", ".join(token.allowed_tools) if token.allowed_tools else "all tools"
         expiry = token.expires_at.isoformat() if token.expires_at else "never"
         where = ", ".join(sorted(library_uids)) if library_uids else "all libraries"

@@ -5,9 +5,10 @@ Parameters arrive as strings and are converted to each tool's types from its own
 optional parameter means "not given"); the converted arguments then pass the same strict
 validation as every transport. `output` is the structured result as JSON. Errors in the seed's own
 words: `success=false` with "Missing required parameter: query", "Tool 'x' not found", or the
-argument error naming the parameter. The bearer token travels in `authorization` metadata; a
-refusal is a gRPC status: UNAUTHENTICATED (no, or a bad, token), PERMISSION_DENIED (scope or
-whitelist), RESOURCE_EXHAUSTED (rate limits).
+argument error naming the parameter. The bearer token travels in `authorization` metadata; each
+call is decided once (auth/decision.py) and a refusal answered as its gRPC status: UNAUTHENTICATED
+(no, or a bad, token), PERMISSION_DENIED (scope or whitelist), RESOURCE_EXHAUSTED (rate limits);
+an unknown tool, a uid the caller cannot see or a library it may not change is `success=false`.
 """
 
 from __future__ import annotations
@@ -18,23 +19,16 @@ from typing import Any
 import grpc
 
 from mcp_server import blocking, tool_calls
-from mcp_server.auth import access
-from mcp_server.auth.access import Admission, Refusal
-from mcp_server.auth.credentials import AuthFailure
+from mcp_server.auth import decision
+from mcp_server.auth.credentials import bearer
+from mcp_server.auth.decision import Allowed, Asked
+from mcp_server.auth.refusals import Refusal, clip
 from mcp_server.tools import catalog
 from mcp_server.tools.spec import ToolSpec
 from mcp_server.transports.grpc_api import tool_service_pb2 as pb
 from mcp_server.transports.grpc_api import tool_service_pb2_grpc as pb_grpc
 
 TRANSPORT = "grpc"
-
-_STATUS = {
-    AuthFailure.FORBIDDEN_TOOL: grpc.StatusCode.PERMISSION_DENIED,
-    AuthFailure.INSUFFICIENT_SCOPE: grpc.StatusCode.PERMISSION_DENIED,
-    AuthFailure.RATE_LIMITED: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    AuthFailure.TOOL_RATE_LIMITED: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    AuthFailure.THROTTLED: grpc.StatusCode.RESOURCE_EXHAUSTED,
-}
 
 
 class ParameterError(ValueError):
@@ -43,53 +37,56 @@ class ParameterError(ValueError):
 
 class ToolService(pb_grpc.ToolServiceServicer):
     def ListTools(self, request: pb.Empty, context: grpc.ServicerContext) -> pb.ToolList:
-        credential = _bearer(context)
-        decided = blocking.bracketed(
-            access.decide, credential, lists_tools=True, transport=TRANSPORT, address=context.peer()
-        )
-        if isinstance(decided, Refusal):
-            _abort(context, decided)
-        principal = decided.principal if isinstance(decided, Admission) else None
+        decided = self._decide(context, Asked(lists_tools=True))
+        principal = decided.principal if isinstance(decided, Allowed) else None
         tools = [
             pb.Tool(name=spec.name, description=spec.description, parameters=_parameters(spec))
             for spec in catalog.TOOL_SPECS
-            if principal is None or access.authorize_tool(principal, spec.name, spec) is None
+            if principal is None or decision.may_call(principal, spec)
         ]
         return pb.ToolList(tools=tools)
 
     def CallTool(self, request: pb.CallToolRequest, context: grpc.ServicerContext) -> pb.CallToolResponse:
         spec = catalog.spec_named(request.toolName)
-        if spec is None:
-            return pb.CallToolResponse(
-                success=False, message=f"Tool {tool_calls.clip(request.toolName)!r} not found"
-            )
-        decided = blocking.bracketed(
-            access.decide, _bearer(context), tools=(spec.name,), transport=TRANSPORT, address=context.peer()
-        )
+        sent = dict(request.parameters)
+        decided = self._decide(context, Asked(tool=request.toolName, spec=spec, arguments=sent))
         if isinstance(decided, Refusal):
-            _abort(context, decided)
-        assert isinstance(decided, Admission)
+            if decided.unknown_tool:
+                return pb.CallToolResponse(
+                    success=False, message=f"Tool {clip(request.toolName)!r} not found"
+                )
+            return pb.CallToolResponse(
+                success=False, message=f"Error executing tool {decided.tool}: {decided.message}"
+            )
+        assert isinstance(decided, Allowed) and spec is not None
         try:
-            arguments = convert(spec, dict(request.parameters))
+            arguments = convert(spec, sent)
         except ParameterError as exc:
             return pb.CallToolResponse(success=False, message=str(exc))
-        call = tool_calls.ToolCall(
-            principal=decided.principal,
-            tool=spec.name,
-            arguments=arguments,
-            transport=TRANSPORT,
-            admitted=decided.admitted,
-        )
+        call = tool_calls.ToolCall(allowed=decided, spec=spec, arguments=arguments)
         try:
             answer = blocking.bracketed(tool_calls.execute, call)
         except tool_calls.InvalidToolArguments as exc:
             return pb.CallToolResponse(success=False, message=str(exc))
-        except tool_calls.CallRefused as exc:
-            _abort(context, exc.refusal)
         except blocking.Unavailable as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, exc.error.message)
         output = json.dumps(answer.structured, ensure_ascii=False) if answer.structured is not None else ""
         return pb.CallToolResponse(success=not answer.is_error, message=answer.text, output=output)
+
+    @staticmethod
+    def _decide(context: grpc.ServicerContext, asked: Asked) -> Allowed | Refusal | None:
+        """The one decision for this call; a refusal with a status aborts the call with it."""
+        try:
+            decided = blocking.bracketed(
+                decision.decide, _bearer(context), asked, transport=TRANSPORT, address=context.peer()
+            )
+        except blocking.Unavailable as exc:
+            context.abort(grpc.StatusCode.UNAVAILABLE, exc.error.message)
+        if isinstance(decided, Refusal) and decided.grpc_status is not None:
+            if decided.retry_after:
+                context.set_trailing_metadata((("retry-after", str(decided.retry_after)),))
+            context.abort(grpc.StatusCode[decided.grpc_status], decided.message)
+        return decided
 
 
 def convert(spec: ToolSpec, parameters: dict[str, str]) -> dict[str, Any]:
@@ -120,12 +117,12 @@ def _value(name: str, raw: str, schema: dict[str, Any]) -> Any:
         try:
             return int(raw)
         except ValueError:
-            raise ParameterError(f"{name}: {tool_calls.clip(raw, 50)!r} is not an integer") from None
+            raise ParameterError(f"{name}: {clip(raw, 50)!r} is not an integer") from None
     if kind == "number":
         try:
             return float(raw)
         except ValueError:
-            raise ParameterError(f"{name}: {tool_calls.clip(raw, 50)!r} is not a number") from None
+            raise ParameterError(f"{name}: {clip(raw, 50)!r} is not a number") from None
     if kind == "boolean":
         if raw.strip().lower() in ("true", "false"):
             return raw.strip().lower() == "true"
@@ -151,14 +148,5 @@ def _parameters(spec: ToolSpec) -> dict[str, str]:
 def _bearer(context: grpc.ServicerContext) -> str | None:
     for key, value in context.invocation_metadata():
         if key.lower() == "authorization" and isinstance(value, str):
-            scheme, _, token = value.partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
+            return bearer(value)
     return None
-
-
-def _abort(context: grpc.ServicerContext, refusal: Refusal) -> None:
-    status = _STATUS.get(refusal.failure, grpc.StatusCode.UNAUTHENTICATED)
-    if refusal.retry_after:
-        context.set_trailing_metadata((("retry-after", str(refusal.retry_after)),))
-    context.abort(status, refusal.message)

@@ -23,12 +23,14 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcp_server import client_configs, dev_token
+from mcp_server.auth import library_access
 from mcp_server.auth.actions import create_token, revoke_token
 from mcp_server.auth.credentials import authenticate
+from mcp_server.auth.library_grants import grant
 from mcp_server.models import MCPToken
 from mcp_server.users import ensure_token_owner
 from mnemosyne.ingestion.runner import ingest_paths
-from mnemosyne.library.models import LibraryType
+from mnemosyne.library.models import Library, LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
 
 DEMO_LIBRARY = "Mnemosyne docs"
@@ -152,6 +154,11 @@ class Command(BaseCommand):
         configs printed last time keep working; a new one (the old one revoked) when asked or when
         it is gone."""
         user, _ = ensure_token_owner(DEV_USER)
+        if library_access.policy() == library_access.GRANTS:
+            # Under grants the development user reads the demo library, as under open it reads all.
+            demo = Library.objects.filter(name=DEMO_LIBRARY).first()
+            if demo is not None:
+                grant(library=demo, role=library_access.Role.READER, user=user, actor="serve --demo")
         kept = dev_token.read()
         if kept is not None and not new_token:
             found = authenticate(kept)

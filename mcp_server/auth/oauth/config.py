@@ -1,13 +1,10 @@
-"""Where the built-in authorization server lives, and the shape of what it issues (no database)."""
+"""The built-in authorization server's own limits and redirect rules (no database). Where it lives
+and the shape of its access tokens are mcp_server/auth/oauth_bearer.py's, which /mcp checks."""
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from django.conf import settings
-
-ACCESS_PREFIX = "mnoa_"
-REFRESH_PREFIX = "mnor_"
 SCOPES = ("read", "write")
 CODE_SECONDS = 300
 # A consent page left open longer than this must be started again from the client.
@@ -17,25 +14,6 @@ LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 _FORBIDDEN_SCHEMES = frozenset(
     {"javascript", "data", "file", "vbscript", "about", "blob", "ftp", "ws", "wss"}
 )
-
-
-def enabled() -> bool:
-    return bool(settings.MCP_OAUTH == "builtin")
-
-
-def issuer() -> str:
-    """The issuer URL: MCP_PUBLIC_BASE_URL, else this machine on PORT."""
-    configured: str = settings.MCP_PUBLIC_BASE_URL
-    return (configured or f"http://127.0.0.1:{settings.PORT}").rstrip("/")
-
-
-def resource() -> str:
-    """The RFC 8707 resource every token is bound to: this server's MCP endpoint."""
-    return issuer() + "/mcp"
-
-
-def is_this_resource(value: str | None) -> bool:
-    return value is not None and value.rstrip("/") == resource()
 
 
 def is_loopback(host: str | None) -> bool:

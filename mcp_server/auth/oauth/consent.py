@@ -19,16 +19,17 @@ from django.utils.csp import CSP
 from django.views.decorators.http import require_http_methods
 from mcp.server.auth.provider import construct_redirect_uri
 
+from mcp_server.auth import library_access, oauth_bearer
+from mcp_server.auth.oauth import config, grants
+from mcp_server.auth.oauth.provider import CONSENT_SALT
 from mcp_server.models import OAuthClient
-from mcp_server.oauth import config, grants
-from mcp_server.oauth.provider import CONSENT_SALT
 from mnemosyne.library.models import Library
 
 LOGIN_URL = "/oauth/login/"
 
 
 def _only_when_enabled() -> None:
-    if not config.enabled():
+    if not oauth_bearer.enabled():
         raise Http404("OAuth sign-in is off (MCP_OAUTH)")
 
 
@@ -53,14 +54,16 @@ def consent(request: HttpRequest) -> HttpResponse:
     client = OAuthClient.objects.filter(client_id=asked["client_id"]).first()
     if client is None:
         return _page(request, "oauth/expired.html", {}, status=400)
-    offered = [scope for scope in asked["scopes"] if scope != "write" or request.user.is_staff]
-    libraries = list(Library.objects.order_by("name"))
+    user = request.user
+    assert isinstance(user, User)  # login_required
+    offered, libraries = _offer(user, asked["scopes"])
     context = {
         "client": client,
         "redirect_host": urlsplit(asked["redirect_uri"]).netloc or asked["redirect_uri"],
         "offered": offered,
         "refused_write": "write" in asked["scopes"] and "write" not in offered,
         "libraries": libraries,
+        "by_grants": library_access.policy() == library_access.GRANTS,
         "error": "",
     }
     if request.method == "GET":
@@ -82,16 +85,28 @@ def consent(request: HttpRequest) -> HttpResponse:
         resource=asked["resource"],
     )
     confined = [] if every_library else [library for library in libraries if library.pk in chosen]
-    user = request.user
-    assert isinstance(user, User)  # login_required
     code = grants.consent(user, given, confined)
     return _back(asked, code=code)
+
+
+def _offer(user: User, scopes: list[str]) -> tuple[list[str], list[Library]]:
+    """The scopes and libraries this user may give a client: under LIBRARY_ACCESS=open, write for
+    staff and every library; under grants, the libraries they read and write where they edit."""
+    reach = library_access.reach_of(user)
+    libraries = Library.objects.order_by("name")
+    if reach.readable is not None:
+        libraries = libraries.filter(pk__in=reach.readable)
+    if library_access.policy() == library_access.OPEN:
+        may_write = user.is_staff or user.is_superuser
+    else:
+        may_write = reach.editable is None or bool(reach.editable)
+    return [scope for scope in scopes if scope != "write" or may_write], list(libraries)
 
 
 def _back(asked: dict[str, Any], **answer: str) -> HttpResponse:
     """Back to the client's redirect URI (any scheme it registered: a native app's too)."""
     location = construct_redirect_uri(
-        asked["redirect_uri"], **answer, state=asked["state"], iss=config.issuer()
+        asked["redirect_uri"], **answer, state=asked["state"], iss=oauth_bearer.issuer()
     )
     response = HttpResponse(status=302)
     response["Location"] = location

@@ -17,8 +17,8 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from mcp_server import blocking
-from mcp_server.auth import tokens
-from mcp_server.oauth import clients, config, grants
+from mcp_server.auth import oauth_bearer, tokens
+from mcp_server.auth.oauth import clients, config, grants
 
 CONSENT_SALT = "mnemosyne.oauth.consent"
 CONSENT_PATH = "/oauth/consent/"
@@ -36,8 +36,10 @@ class DjangoProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Refresh
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
         """Send the user to sign in and consent (consent.py), carrying the request signed."""
-        if params.resource is not None and not config.is_this_resource(params.resource):
-            raise AuthorizeError("invalid_target", f"this server issues tokens only for {config.resource()}")
+        if params.resource is not None and not oauth_bearer.is_this_resource(params.resource):
+            raise AuthorizeError(
+                "invalid_target", f"this server issues tokens only for {oauth_bearer.resource()}"
+            )
         scopes = params.scopes or (client.scope.split() if client.scope else list(config.SCOPES))
         unknown = sorted(set(scopes) - set(config.SCOPES))
         if unknown:
@@ -49,9 +51,9 @@ class DjangoProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Refresh
             "explicit": params.redirect_uri_provided_explicitly,
             "code_challenge": params.code_challenge,
             "state": params.state,
-            "resource": config.resource(),
+            "resource": oauth_bearer.resource(),
         }
-        return config.issuer() + CONSENT_PATH + "?request=" + signing.dumps(request, salt=CONSENT_SALT)
+        return oauth_bearer.issuer() + CONSENT_PATH + "?request=" + signing.dumps(request, salt=CONSENT_SALT)
 
     async def load_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: str

@@ -13,15 +13,16 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_server import blocking
-from mcp_server.oauth import config
-from mcp_server.oauth.provider import DjangoProvider
+from mcp_server.auth import oauth_bearer
+from mcp_server.auth.oauth import config
+from mcp_server.auth.oauth.provider import DjangoProvider
 from mnemosyne import outages
 
 METADATA_PATH = "/.well-known/oauth-authorization-server"
 
 
 def oauth_routes() -> list[BaseRoute]:
-    issuer = AnyHttpUrl(config.issuer())
+    issuer = AnyHttpUrl(oauth_bearer.issuer())
     registration = ClientRegistrationOptions(
         enabled=True, valid_scopes=list(config.SCOPES), default_scopes=list(config.SCOPES)
     )
@@ -31,7 +32,7 @@ def oauth_routes() -> list[BaseRoute]:
     metadata.authorization_response_iss_parameter_supported = True
     document = metadata.model_dump(mode="json", exclude_none=True)
     # RFC 8414 compares issuers as strings: no trailing slash added by URL parsing.
-    document["issuer"] = config.issuer()
+    document["issuer"] = oauth_bearer.issuer()
 
     async def serve_metadata(request: Request) -> Response:
         return JSONResponse(document)

@@ -18,11 +18,10 @@ from django.db import transaction
 from django.utils import timezone
 from mcp.shared.auth import OAuthToken
 
-from mcp_server.auth import tokens
-from mcp_server.auth.credentials import LAST_USED_RESOLUTION, AuthFailure
+from mcp_server.auth import oauth_bearer, tokens
+from mcp_server.auth.oauth import config
 from mcp_server.models import OAuthClient, OAuthCode, OAuthGrant
 from mcp_server.models import OAuthToken as TokenRow
-from mcp_server.oauth import config
 from mnemosyne.library.models import Library
 
 
@@ -91,7 +90,7 @@ def exchange_code(code_digest: str) -> OAuthToken | None:
 
 
 def find_refresh(client_id: str, raw: str) -> TokenRow | None:
-    row = _token(raw, TokenRow.Kind.REFRESH)
+    row = oauth_bearer.token_row(raw, TokenRow.Kind.REFRESH)
     if row is None or row.grant.client.client_id != client_id or row.grant.is_revoked:
         return None
     if row.retired_at is not None:
@@ -115,16 +114,8 @@ def refresh(row: TokenRow, scopes: list[str]) -> OAuthToken | None:
 
 def find_token(raw: str) -> TokenRow | None:
     """An access or refresh token, live or not (for /revoke)."""
-    kind = TokenRow.Kind.ACCESS if raw.startswith(config.ACCESS_PREFIX) else TokenRow.Kind.REFRESH
-    return _token(raw, kind)
-
-
-def _token(raw: str, kind: str) -> TokenRow | None:
-    return (
-        TokenRow.objects.select_related("grant", "grant__client", "grant__user")
-        .filter(digest=tokens.digest(raw), kind=kind)
-        .first()
-    )
+    kind = TokenRow.Kind.ACCESS if raw.startswith(oauth_bearer.ACCESS_PREFIX) else TokenRow.Kind.REFRESH
+    return oauth_bearer.token_row(raw, kind)
 
 
 def revoke_grant(grant: OAuthGrant) -> None:
@@ -132,8 +123,8 @@ def revoke_grant(grant: OAuthGrant) -> None:
 
 
 def _issue(grant: OAuthGrant, scopes: list[str]) -> OAuthToken:
-    access = tokens.generate_token(config.ACCESS_PREFIX)
-    refresh_token = tokens.generate_token(config.REFRESH_PREFIX)
+    access = tokens.generate_token(oauth_bearer.ACCESS_PREFIX)
+    refresh_token = tokens.generate_token(oauth_bearer.REFRESH_PREFIX)
     now = timezone.now()
     access_seconds = settings.MCP_OAUTH_ACCESS_TOKEN_SECONDS
     TokenRow.objects.bulk_create(
@@ -161,34 +152,6 @@ def _issue(grant: OAuthGrant, scopes: list[str]) -> OAuthToken:
         refresh_token=refresh_token,
         scope=" ".join(scopes),
     )
-
-
-@dataclass(frozen=True)
-class Bearer:
-    """A live access token's grant, as access.identify needs it."""
-
-    grant: OAuthGrant
-    scopes: frozenset[str]
-    library_ids: frozenset[int] | None
-
-
-def authenticate(raw: str) -> Bearer | AuthFailure:
-    """An access token presented to /mcp: live, unexpired, of a live grant, bound to this resource."""
-    row = _token(raw, TokenRow.Kind.ACCESS)
-    if row is None or not row.grant.user.is_active:
-        return AuthFailure.INVALID
-    grant = row.grant
-    if grant.is_revoked or row.retired_at is not None:
-        return AuthFailure.REVOKED
-    now = timezone.now()
-    if row.expires_at <= now:
-        return AuthFailure.EXPIRED
-    if not config.is_this_resource(grant.resource):
-        return AuthFailure.INVALID
-    if grant.last_used_at is None or now - grant.last_used_at >= LAST_USED_RESOLUTION:
-        OAuthGrant.objects.filter(pk=grant.pk).update(last_used_at=now)
-    ids = frozenset(grant.libraries.values_list("id", flat=True))
-    return Bearer(grant, frozenset(row.scopes) & frozenset(grant.scopes), ids or None)
 
 
 def expires_at(row: TokenRow) -> int:

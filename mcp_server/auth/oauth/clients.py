@@ -16,8 +16,8 @@ from django.utils import timezone
 from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull
 from pydantic import AnyUrl, ValidationError
 
+from mcp_server.auth.oauth import config
 from mcp_server.models import OAuthClient
-from mcp_server.oauth import config
 from mnemosyne.addresses import PrivateAddress, check_public_host
 
 logger = logging.getLogger(__name__)
