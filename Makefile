@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8001
 export PORT
 
-.PHONY: install install-dev run test lint typecheck pytest conformance bench clean
+.PHONY: install install-dev run test lint typecheck pytest conformance bench clean browser screenshots
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,7 +54,20 @@ node_modules/.installed: package.json package-lock.json $(VENV)/.installed-dev
 conformance: install-dev node_modules/.installed
 	$(VENV)/bin/pytest tests/mcp_server/test_conformance.py tests/mcp_server/test_inspector.py
 
-pytest: node_modules/.installed
+# The browser tests drive Debian's Chromium with Playwright: installed here when missing and this
+# runs as root (CI does), else one line says how.
+browser:
+	@command -v chromium >/dev/null 2>&1 || [ -n "$$CHROMIUM" ] || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      chromium fonts-dejavu-core >/dev/null); } || \
+	  { echo "make test needs Chromium for the browser tests: sudo apt-get install chromium (or set CHROMIUM)" >&2; exit 1; }
+
+pytest: node_modules/.installed browser
+
+# The docs' screenshots (docs/images), taken by the browser tests as they check the pages.
+screenshots: install-dev node_modules/.installed browser
+	MNEMOSYNE_SCREENSHOTS=$(CURDIR)/docs/images $(VENV)/bin/pytest tests/mcp_server/test_single_sign_on.py
 
 test: lint typecheck pytest
 

@@ -47,7 +47,8 @@ NEXT_KEY = "mnemosyne_sso_next"
 # The backend a session signed in here is bound to (Django stores its path in the session).
 SESSION_BACKEND = "mcp_server.auth.single_sign_on.SessionOnly"
 
-_registry = OAuth()
+# One registered client per configuration (settings can differ between test runs of one process).
+_clients: dict[tuple[Any, ...], Any] = {}
 
 
 class SignInRefused(Exception):
@@ -77,9 +78,19 @@ def passwords_allowed() -> bool:
 
 
 def _client() -> Any:
-    client = _registry.create_client(PROVIDER)
+    """Authlib's client for the configured provider (its discovery document and keys are fetched
+    on first use and kept)."""
+    key = (
+        settings.OIDC_ISSUER,
+        settings.OIDC_DISCOVERY_URL,
+        settings.OIDC_CLIENT_ID,
+        settings.OIDC_CLIENT_SECRET,
+        tuple(settings.OIDC_SCOPES),
+    )
+    client = _clients.get(key)
     if client is None:
-        _registry.register(
+        registry = OAuth()
+        registry.register(
             name=PROVIDER,
             client_id=settings.OIDC_CLIENT_ID,
             client_secret=settings.OIDC_CLIENT_SECRET or None,
@@ -94,8 +105,22 @@ def _client() -> Any:
                 "timeout": settings.OIDC_HTTP_TIMEOUT,
             },
         )
-        client = _registry.create_client(PROVIDER)
+        client = _clients[key] = registry.create_client(PROVIDER)
     return client
+
+
+def id_token_claims(id_token: str, *, nonce: str, access_token: str = "") -> dict[str, Any]:
+    """The claims of an ID token once Authlib has checked its signature against the provider's
+    keys, its algorithm against those the provider announces, issuer, audience, expiry and nonce —
+    as the callback does for the one the provider sends; SignInRefused says what is wrong."""
+    token = {"id_token": id_token, "access_token": access_token or "unused"}
+    try:
+        claims = _client().parse_id_token(token, nonce=nonce)
+    except JoseError as exc:
+        raise SignInRefused(f"the identity provider's ID token is not valid ({_reason(exc)})") from None
+    except ValueError as exc:
+        raise SignInRefused(f"the identity provider's ID token is not valid ({str(exc)[:200]})") from None
+    return dict(claims or {})
 
 
 @require_GET
@@ -145,7 +170,17 @@ def _verified_claims(request: HttpRequest) -> dict[str, Any]:
     claims = token.get("userinfo")
     if not claims:
         raise SignInRefused("the identity provider sent no ID token")
-    return dict(claims)
+    claims = dict(claims)
+    if settings.OIDC_GROUPS_CLAIM not in claims:
+        # Some providers keep groups out of the ID token: ask the userinfo endpoint, same subject only.
+        try:
+            more = dict(_client().userinfo(token=token))
+        except (OAuthError, OSError, ValueError) as exc:
+            logger.warning("single sign-on: userinfo failed: %s", exc)
+            more = {}
+        if more.get("sub") == claims.get("sub") and settings.OIDC_GROUPS_CLAIM in more:
+            claims[settings.OIDC_GROUPS_CLAIM] = more[settings.OIDC_GROUPS_CLAIM]
+    return claims
 
 
 def _reason(exc: JoseError) -> str:
