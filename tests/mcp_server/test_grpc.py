@@ -3,6 +3,7 @@ every tool, the seed's error forms, auth refusals as gRPC statuses, health and r
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -198,7 +199,7 @@ def test_a_ten_megabyte_message_is_refused(grpc_target: tuple[str, Path], token:
 def test_health_and_reflection_are_served(grpc_target: tuple[str, Path]) -> None:
     channel = grpc.insecure_channel(grpc_target[0])
     health = health_pb2_grpc.HealthStub(channel)
-    for service in ("", "toolservice.ToolService"):
+    for service in ("", "toolservice.ToolService", "ToolService"):
         answer = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
         assert answer.status == health_pb2.HealthCheckResponse.SERVING
     reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
@@ -207,3 +208,43 @@ def test_health_and_reflection_are_served(grpc_target: tuple[str, Path]) -> None
     )
     names = {service.name for response in responses for service in response.list_services_response.service}
     assert "toolservice.ToolService" in names and "grpc.health.v1.Health" in names
+
+
+def test_a_client_of_the_designs_own_proto_without_a_package_works(
+    grpc_target: tuple[str, Path], token: str, tmp_path: Path
+) -> None:
+    """The Clear AI design's .proto as written (no `package` line: its clients call
+    /ToolService/…), compiled here with grpcio-tools and called through grpcio."""
+    from grpc_tools import protoc
+
+    seed = ROOT / "tests" / "fixtures" / "grpc" / "tool_service.proto"
+    assert "package" not in seed.read_text()
+    compiled = protoc.main(
+        ["protoc", f"-I{seed.parent}", f"--python_out={tmp_path}", f"--grpc_python_out={tmp_path}", seed.name]
+    )
+    assert compiled == 0
+    module_spec = importlib.util.spec_from_file_location("tool_service_pb2", tmp_path / "tool_service_pb2.py")
+    assert module_spec is not None and module_spec.loader is not None
+    seed_pb = importlib.util.module_from_spec(module_spec)
+    sys.modules["tool_service_pb2"] = seed_pb
+    try:
+        module_spec.loader.exec_module(seed_pb)
+        grpc_spec = importlib.util.spec_from_file_location(
+            "tool_service_pb2_grpc", tmp_path / "tool_service_pb2_grpc.py"
+        )
+        assert grpc_spec is not None and grpc_spec.loader is not None
+        seed_grpc = importlib.util.module_from_spec(grpc_spec)
+        grpc_spec.loader.exec_module(seed_grpc)
+        stub = seed_grpc.ToolServiceStub(grpc.insecure_channel(grpc_target[0]))
+        listed = stub.ListTools(seed_pb.Empty(), metadata=bearer(token), timeout=30)
+        called = stub.CallTool(
+            seed_pb.CallToolRequest(toolName="list_libraries", parameters={}),
+            metadata=bearer(token),
+            timeout=60,
+        )
+        unknown = stub.CallTool(seed_pb.CallToolRequest(toolName="nope"), metadata=bearer(token), timeout=60)
+    finally:
+        sys.modules.pop("tool_service_pb2", None)
+    assert {tool.name for tool in listed.tools} == {spec.name for spec in TOOL_SPECS}
+    assert called.success and "libraries" in json.loads(called.output)
+    assert (unknown.success, unknown.message) == (False, "Tool 'nope' not found")

@@ -1,0 +1,162 @@
+"""`manage.py grant` / `manage.py revoke`, tokens that may not give more than their owner has, and
+the switch to LIBRARY_ACCESS=grants that keeps every live credential answering as before."""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from mcp_server.auth import identify
+from mcp_server.auth.actions import create_token
+from mcp_server.auth.library_access import Role, reach_of, roles_of
+from mcp_server.auth.library_grants import grant, reconcile_policy
+from mcp_server.models import AccessPolicyState, LibraryGrant, MCPAuditEvent, OAuthClient, OAuthGrant
+from mnemosyne.library.models import Library
+from mnemosyne.library.services import ensure_library
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def handbook() -> Library:
+    return ensure_library(name="Handbook", library_type="documentation")
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue().strip()
+
+
+def refused(*args: str) -> str:
+    with pytest.raises(CommandError) as raised:
+        call_command(*args, stdout=StringIO())
+    return str(raised.value)
+
+
+def test_grant_gives_changes_and_says_what_changed(handbook: Library) -> None:
+    alice = User.objects.create(username="alice")
+    said = run("grant", "--user", "alice", "--library", "Handbook", "--role", "reader")
+    assert said == f"granted: user alice is now reader on library 'Handbook' ({handbook.uid})"
+    assert run("grant", "--user", "alice", "--library", handbook.uid, "--role", "editor").startswith(
+        "changed: user alice reader → editor"
+    )
+    assert run("grant", "--user", "alice", "--library", handbook.uid, "--role", "editor").startswith(
+        "unchanged: user alice already editor"
+    )
+    assert roles_of(alice.pk) == {handbook.pk: Role.EDITOR}
+    kinds = list(MCPAuditEvent.objects.order_by("pk").values_list("kind", "actor"))
+    assert kinds == [("grant_given", "manage.py grant"), ("grant_given", "manage.py grant")]
+
+
+def test_a_group_grant_reaches_its_members_and_revoke_takes_it_away(handbook: Library, settings: Any) -> None:
+    settings.LIBRARY_ACCESS = "grants"
+    bob = User.objects.create(username="bob")
+    said = run("grant", "--group", "engineering", "--library", "Handbook", "--role", "manager")
+    assert said.splitlines() == [
+        "created group 'engineering'",
+        f"granted: group engineering is now manager on library 'Handbook' ({handbook.uid})",
+    ]
+    bob.groups.add(Group.objects.get(name="engineering"))
+    assert reach_of(bob).managed == frozenset({handbook.pk})
+    said = run("revoke", "--group", "engineering", "--library", "Handbook")
+    assert said == f"revoked: group engineering is no longer manager on library 'Handbook' ({handbook.uid})"
+    assert run("revoke", "--group", "engineering", "--library", "Handbook").startswith("unchanged:")
+    assert MCPAuditEvent.objects.filter(kind="grant_revoked").count() == 1
+    assert reach_of(bob).readable == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--user", "alice", "--library", "Handbook", "--role", "owner"], "--role: unknown role 'owner'"),
+        (
+            ["--user", "alice", "--library", "Nowhere", "--role", "reader"],
+            "no library with uid or name 'Nowhere'",
+        ),
+        (["--library", "Handbook", "--role", "reader"], "give exactly one of --user or --group"),
+        (["--user", "alice", "--group", "g", "--library", "Handbook", "--role", "reader"], "exactly one"),
+        (
+            ["--user", "nobody-here", "--library", "Handbook", "--role", "reader"],
+            "no user named 'nobody-here'",
+        ),
+        (["--group", "new-group", "--library", "Nowhere", "--role", "reader"], "no library"),
+    ],
+)
+def test_bad_grants_are_refused_in_one_line_and_change_nothing(
+    handbook: Library, args: list[str], message: str
+) -> None:
+    User.objects.create(username="alice")
+    said = refused("grant", *args)
+    assert message in said and "\n" not in said
+    assert not LibraryGrant.objects.exists()
+    assert not Group.objects.exists()
+    assert not MCPAuditEvent.objects.exists()
+
+
+def test_under_grants_a_token_may_not_give_more_than_its_owner_has(handbook: Library, settings: Any) -> None:
+    settings.LIBRARY_ACCESS = "grants"
+    other = ensure_library(name="Personnel", library_type="documentation")
+    said = refused("create_mcp_token", "--user", "carol", "--name", "laptop")
+    assert (
+        said == "refused: carol has no grant on any library, so the token would see nothing; "
+        "grant one first (manage.py grant)"
+    )
+    assert not User.objects.filter(username="carol").exists()  # nothing left behind
+    carol = User.objects.create(username="carol")
+    grant(library=handbook, role=Role.READER, user=carol, actor="test")
+    assert "may not read every library asked for" in refused(
+        "create_mcp_token", "--user", "carol", "--name", "x", "--libraries", other.uid
+    )
+    assert "is not an editor of any library" in refused(
+        "create_mcp_token", "--user", "carol", "--name", "x", "--scopes", "read,write"
+    )
+    assert "Token 'laptop' for carol" in run("create_mcp_token", "--user", "carol", "--name", "laptop")
+
+
+def test_switching_to_grants_keeps_every_live_credential_answering_as_before(
+    handbook: Library, settings: Any
+) -> None:
+    other = ensure_library(name="Personnel", library_type="documentation")
+    reader, writer, confined = (
+        User.objects.create(username=name) for name in ("reader", "writer", "confined")
+    )
+    boss = User.objects.create(username="boss", is_superuser=True)
+    _, reader_raw = create_token(user=reader, name="r")
+    _, writer_raw = create_token(user=writer, name="w", scopes=["read", "write"])
+    _, confined_raw = create_token(user=confined, name="c", libraries=[other])
+    _, boss_raw = create_token(user=boss, name="b")
+    client = OAuthClient.objects.create(client_id="client-1", information={})
+    oauth_user = User.objects.create(username="oauth-user")
+    consented = OAuthGrant.objects.create(user=oauth_user, client=client, scopes=["read"], resource="x")
+    consented.libraries.set([handbook])
+    reconcile_policy()  # the policy in force so far: open
+    raws = {"reader": reader_raw, "writer": writer_raw, "confined": confined_raw, "boss": boss_raw}
+    before = {name: _reach(raw) for name, raw in raws.items()}
+
+    settings.LIBRARY_ACCESS = "grants"
+    said = reconcile_policy()
+    assert said[0] == "LIBRARY_ACCESS switched from open to grants"
+    assert len(said) == 1 + 2 + 2 + 1 + 1  # reader: 2 libraries, writer: 2, confined: 1, oauth-user: 1
+    assert {name: _reach(raw) for name, raw in raws.items()} == before
+    assert roles_of(writer.pk) == {handbook.pk: Role.EDITOR, other.pk: Role.EDITOR}
+    assert roles_of(oauth_user.pk) == {handbook.pk: Role.READER}
+    assert not LibraryGrant.objects.filter(user=boss).exists()
+    switched = MCPAuditEvent.objects.get(kind="policy_switched")
+    assert switched.detail["to"] == "grants" and len(switched.detail["granted"]) == 6
+    assert reconcile_policy() == []  # said once
+    assert AccessPolicyState.objects.get().policy == "grants"
+
+
+def _reach(raw: str) -> tuple[Any, ...]:
+    found = identify.identify(raw)
+    assert not isinstance(found, identify.Refusal)
+    libraries = None if found.library_ids is None else sorted(found.library_ids)
+    seen = libraries if libraries is not None else sorted(Library.objects.values_list("pk", flat=True))
+    writes = found.has_scope("write") and (found.editable_ids is None or bool(found.editable_ids))
+    return tuple(seen), writes
