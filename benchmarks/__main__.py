@@ -45,6 +45,7 @@ PARTS = (
     "ingest",
     "search",
     "diversity",
+    "access",
     "documents",
     "filings",
     "ocr",
@@ -270,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
 
         log("timing MMR diversity")
         result.diversity = diversity.run()
+    if "access" in parts:
+        from benchmarks import access
+
+        result.access = access.run(log)
     if "filings" in parts:
         from benchmarks import filings
 

@@ -16,6 +16,7 @@ from benchmarks.results import (
     SEARCH_P95_TARGET_MS,
     SEARCH_TARGET_CHUNKS,
     STAGE_LABELS,
+    AccessTiming,
     BenchResult,
     DiversityTiming,
     DocumentsResult,
@@ -66,6 +67,8 @@ def render(result: BenchResult) -> str:
         lines += _search(result.search)
     if result.diversity:
         lines += _diversity(result.diversity)
+    if result.access:
+        lines += _access(result.access)
     if result.extractors:
         lines += _extractors(result.extractors)
     if result.documents is not None:
@@ -211,6 +214,31 @@ def _diversity(timings: list[DiversityTiming]) -> list[str]:
         f"| {number(t.pairwise_ms / t.vectorised_ms, 0)}× | {'yes' if t.same_order else '**no**'} |"
         for t in timings
     ]
+    return [*lines, ""]
+
+
+def _access(timings: list[AccessTiming]) -> list[str]:
+    lines = [
+        "### Deciding a caller (identify a token, decide a `search` on a named library; microseconds)",
+        "",
+        "| policy | clients | decisions | median | p95 | decisions/s | queries each |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| `{t.policy}` | {t.clients} | {t.decisions} | {number(t.median_us, 0)} | {number(t.p95_us, 0)} "
+        f"| {number(t.per_second, 0)} | {t.queries} |"
+        for t in timings
+    ]
+    by = {(t.policy, t.clients): t for t in timings}
+    for clients in sorted({t.clients for t in timings}):
+        open_, grants = by.get(("open", clients)), by.get(("grants", clients))
+        if open_ and grants:
+            lines += [
+                "",
+                f"The grant check at {clients} client(s): "
+                f"+{number(grants.median_us - open_.median_us, 0)} µs "
+                f"a request at the median ({number(grants.median_us / open_.median_us, 2)}× `open`).",
+            ]
     return [*lines, ""]
 
 

@@ -195,6 +195,19 @@ class DiversityTiming:
     same_order: bool
 
 
+@dataclass(frozen=True)
+class AccessTiming:
+    """Deciding one request (identify the token, check the call) under one policy and load."""
+
+    policy: str
+    clients: int
+    decisions: int
+    median_us: float
+    p95_us: float
+    per_second: float
+    queries: int
+
+
 @dataclass
 class ManualStats:
     """One manual's text chunks, inspected for what goes wrong in PDFs."""
@@ -359,6 +372,7 @@ class BenchResult:
     ingest: IngestResult | None = None
     search: list[SearchSize] = field(default_factory=list)
     diversity: list[DiversityTiming] = field(default_factory=list)
+    access: list[AccessTiming] = field(default_factory=list)
     documents: DocumentsResult | None = None
     filings: FilingsResult | None = None
     ocr: list[OcrRun] = field(default_factory=list)
