@@ -24,6 +24,11 @@ REASONS = {
     "tool_rate_limited",
     "throttled",
     "approval_pending",
+    # Refusals answered inside the protocol; not_editor is counted, the other two are about what
+    # the request names, not about the caller, and are not.
+    "unknown_tool",
+    "not_found",
+    "not_editor",
 }
 
 

@@ -1,5 +1,6 @@
 """Library grants, table-driven: every tool, resource, prompt and completion argument by every state a
-person can be in by every transport (HTTP, stdio, gRPC), with LIBRARY_ACCESS=grants.
+person can be in by every transport (HTTP, stdio, gRPC; the mid-session changes over SSE too), with
+LIBRARY_ACCESS=grants.
 
 Two libraries hold the same documents: Engineering, which the people below are granted in various
 ways, and Personnel, which none of them (but the superuser) is. Each person has one unconfined
@@ -13,10 +14,11 @@ uid that does not exist.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ import httpx2
 import pytest
 from django.contrib.auth.models import Group, User
 from mcp import ClientSession, StdioServerParameters
+from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -389,9 +392,12 @@ def grants_grpc(
         log.close()
 
 
-def check_states(world: World, session_for: Callable[[str], Any], operations: list[str]) -> None:
+def check_states(
+    world: World, session_for: Callable[[str], Any], operations: list[str], states: list[str] | None = None
+) -> None:
     wrong: list[str] = []
-    for state, (person, _, _) in STATES.items():
+    for state in states or list(STATES):
+        person = STATES[state][0]
         answers = session_for(person)(state)
         first = judge(world, "list_libraries", answers["(before the change)"])
         if STATES[state][1] is not None and first != SEES:
@@ -426,6 +432,66 @@ def test_http_answers_every_state_as_the_table_says(grants_http: str, world: Wor
         return play_state
 
     check_states(world, session_for, TOOL_OPERATIONS + MCP_OPERATIONS)
+
+
+def test_sse_counts_a_change_from_the_next_call_of_an_open_session(grants_http: str, world: World) -> None:
+    """The legacy SSE transport: one long-lived session per state, the change made between its calls.
+    A deactivated user's next message is answered 401, on which the SDK's SSE client ends the
+    session: that is checked apart from the table."""
+    lost_access = ["grant revoked mid-session", "group membership removed mid-session"]
+
+    def session_for(person: str) -> Callable[[str], dict[str, Answer]]:
+        def play_state(state: str) -> dict[str, Answer]:
+            async def scenario() -> dict[str, Answer]:
+                async with sse_session(grants_http, world.tokens[person]) as session:
+                    return await _scenario(world, state, MCPCaller(session, world), TOOL_OPERATIONS)
+
+            return asyncio.run(asyncio.wait_for(scenario(), timeout=300))
+
+        return play_state
+
+    check_states(world, session_for, TOOL_OPERATIONS, lost_access)
+
+    statuses: list[int] = []
+
+    async def record(response: httpx2.Response) -> None:
+        statuses.append(response.status_code)
+
+    def recording_client(
+        headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None
+    ) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(
+            headers=headers, timeout=timeout, auth=auth, event_hooks={"response": [record]}
+        )
+
+    async def deactivated() -> Answer:
+        async with sse_session(grants_http, world.tokens["departed"], recording_client) as session:
+            first = await MCPCaller(session, world).run("list_libraries", 0)
+            await asyncio.to_thread(change, world, "departed", "deactivate")
+            with contextlib.suppress(BaseException):  # the SDK's client ends the session on a 401
+                await asyncio.wait_for(session.call_tool("list_libraries", {}), timeout=30)
+        return first
+
+    with contextlib.suppress(BaseException):
+        first = asyncio.run(asyncio.wait_for(deactivated(), timeout=120))
+    assert judge(world, "list_libraries", first) == SEES
+    assert statuses[-1] == 401, statuses  # the message after the change, refused
+
+
+@contextlib.asynccontextmanager
+async def sse_session(base: str, token: str, client: Any = None) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        sse_client(
+            f"{base}/mcp/sse/",
+            headers=headers,
+            timeout=60,
+            **({"httpx_client_factory": client} if client else {}),
+        ) as streams,
+        ClientSession(streams[0], streams[1]) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 def test_stdio_answers_every_state_as_the_table_says(shared_data_dir: Path, world: World) -> None:

@@ -212,10 +212,10 @@ def test_the_admin_lists_and_revokes_grants(
     client_id, code, verifier = signed_in(base, Browser(base, "olive", PASSWORD))
     token = exchange(base, client_id, code, verifier).json()["access_token"]
     grant = OAuthGrant.objects.get()
-    listing = admin_client.get("/admin/mcp_server/auth/oauthgrant/")
+    listing = admin_client.get("/admin/mcp_server/oauthgrant/")
     assert listing.status_code == 200 and b"olive" in listing.content and b"raw client" in listing.content
     answer = admin_client.post(
-        "/admin/mcp_server/auth/oauthgrant/", {"action": "revoke", "_selected_action": [grant.pk]}
+        "/admin/mcp_server/oauthgrant/", {"action": "revoke", "_selected_action": [grant.pk]}
     )
     assert answer.status_code == 302
     assert call(base, token).status_code == 401
