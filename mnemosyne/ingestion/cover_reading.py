@@ -15,8 +15,8 @@ whose passages look alike; what tells them apart is on the cover. The rules here
   2020" for a year ended in January 2021).
 - **Earnings releases**: "… Reports Fourth Quarter and Fiscal 2019 Results" on the first page.
 - **Other documents**: a paper (an abstract and references), a manual or user guide (said on its
-  first page or in its title); the organisation from a copyright line; the date printed on the
-  first page.
+  first page or in its title); the organisation from a copyright line; the date printed on a line
+  of its own on the first page.
 
 What the rules cannot read stays empty: a document whose cover has no date or organisation gets
 none, never a guess. Values given by a person (`--meta`, `upsert_item`, a source, the admin) win
@@ -36,6 +36,8 @@ from mnemosyne.ingestion.identity import MAX_TITLE_CHARS, Identity, period_label
 # Pages read for the cover's facts, and for counting a 10-Q's statement columns.
 COVER_PAGES = 3
 BODY_PAGES = 30
+# A cover's date stands on a line of at most this many words.
+DATE_LINE_WORDS = 8
 
 _MONTHS = {
     name: number
@@ -309,13 +311,19 @@ def _page_end(parsed: ParsedDocument, page: int) -> int:
 
 
 def _printed_date(text: str) -> dt.date | None:
-    """The first full date printed on the first page ("April 3, 2014", "3 April 2014")."""
-    match = _PRINTED_DATE.search(text)
-    if match is None:
-        return None
-    if match.group(1):
-        return _date(match.group(1), match.group(2), match.group(3))
-    return _date(match.group(5), match.group(4), match.group(6))
+    """The first full date printed on the first page ("April 3, 2014", "3 April 2014") on a
+    line of its own, as a cover prints it ("Published: 3 April 2014"): a date inside a sentence
+    ("patients seen from 1 April 2002 to …") is what the text is about, not when it was written."""
+    for line in text.splitlines():
+        if len(line.split()) > DATE_LINE_WORDS:
+            continue
+        match = _PRINTED_DATE.search(line)
+        if match is None:
+            continue
+        if match.group(1):
+            return _date(match.group(1), match.group(2), match.group(3))
+        return _date(match.group(5), match.group(4), match.group(6))
+    return None
 
 
 def _document_title(parsed: ParsedDocument) -> str:

@@ -8,6 +8,10 @@ document in scope, each word weighted by how rare it is among them (an organisat
 document weighs more than a year shared by ten), and a document's score is the share of that
 weight it matches: 1.0 for the document that has every identity word the question uses.
 
+A word names documents only when it is theirs: when most of the passages that hold it belong to
+the documents whose identity has it (NAME_SHARE). "Costco" is; "cancer", the first word of a
+journal's copyright holder among thousands of abstracts about cancer, is not, and ranks nothing.
+
 When the question asks for the latest version without naming a period, the newest document of
 each organisation and kind among those it names scores a bonus instead of the period words.
 
@@ -53,6 +57,10 @@ NAMED_SHARE = 0.75
 MIN_CONFIDENCE = 0.5
 # The score the newest version gets when the question asks for the latest.
 LATEST_BONUS = 0.5
+# A word names documents when at least this share of the passages holding it (of at most
+# NAME_SAMPLE read) belong to the documents whose identity has it.
+NAME_SHARE = 0.5
+NAME_SAMPLE = 2000
 # What covering the period a question names weighs, against its name words' rarity (about a
 # word shared by one document in ten).
 PERIOD_WEIGHT = math.log(1 + 10)
@@ -132,11 +140,18 @@ def named_documents(question: str, filters: Filters, *, latest: bool, database: 
         if not rows:
             return NamedDocuments(content=question)
         weights = dict(zip(rows[0][7], rows[0][8], strict=True))
+        holders: dict[str, set[int]] = defaultdict(set)
+        for row in rows:
+            for lexeme in row[1]:
+                holders[lexeme].add(row[0])
+        weights = _names_only(cursor, weights, holders, filters)
+        if not weights:
+            return NamedDocuments(content=question)
         content = _without_words(cursor, question, set(weights), filters.text_configs)
     found = [
         _Document(
             id=row[0],
-            lexemes=frozenset(row[1]),
+            lexemes=frozenset(row[1]) & set(weights),
             organisation=row[2],
             document_type=row[3],
             date=row[4],
@@ -197,6 +212,44 @@ def _organisation_words(where: str, params: dict[str, Any], database: str) -> fr
     )
     _NAMES[key] = (now, words)
     return words
+
+
+def _names_only(
+    cursor: CursorWrapper, weights: dict[str, float], holders: dict[str, set[int]], filters: Filters
+) -> dict[str, float]:
+    """The question's identity words that name documents: period words, and the words most of
+    whose passages (in scope) belong to documents whose identity holds them."""
+    names = [lexeme for lexeme in weights if not is_period_word(lexeme)]
+    if not names:
+        return weights
+    where, params = filters.posting_sql()
+    cursor.execute(
+        f"""
+        SELECT t.lexeme, c.item_id, count(*)
+        FROM library_term t
+        CROSS JOIN LATERAL (
+            SELECT p.chunk_id FROM library_posting p
+            WHERE p.term_id = t.id {where}
+            LIMIT %(sample)s
+        ) p
+        JOIN library_chunk c ON c.id = p.chunk_id
+        WHERE t.lexeme = ANY(%(names)s)
+        GROUP BY t.lexeme, c.item_id
+        """,
+        params | {"names": names, "sample": NAME_SAMPLE},
+    )
+    held: dict[str, int] = defaultdict(int)
+    theirs: dict[str, int] = defaultdict(int)
+    for lexeme, item_id, count in cursor.fetchall():
+        held[lexeme] += count
+        if item_id in holders[lexeme]:
+            theirs[lexeme] += count
+    return {
+        lexeme: weight
+        for lexeme, weight in weights.items()
+        # (A word no passage holds is in identities alone: it can only name documents.)
+        if is_period_word(lexeme) or theirs[lexeme] >= NAME_SHARE * held[lexeme]
+    }
 
 
 def _without_words(cursor: CursorWrapper, question: str, lexemes: set[str], configs: Sequence[str]) -> str:

@@ -117,6 +117,13 @@ def test_a_cover_without_a_date_or_an_organisation_gets_none_never_a_guess() -> 
     assert identity_words(found) == ""
 
 
+def test_a_date_inside_a_sentence_is_what_the_text_is_about_not_its_date() -> None:
+    about = "Trends in Assault\n\nWe studied every person hospitalised from 1 April 2002 to 1 December 2004."
+    assert identify(document(about, title="Trends")).date is None
+    dated = "Trends in Assault\nPublished: 3 April 2014\n\nWe studied every person hospitalised in 2002."
+    assert identify(document(dated, title="Trends")).date == dt.date(2014, 4, 3)
+
+
 def test_a_title_that_names_a_file_gives_way_to_the_first_heading() -> None:
     found = identify(
         document("Older Adults and Technology Use\n\nSeniors go online.", title="a4f3ced0696009fec3179f")
