@@ -99,9 +99,12 @@ _RELEASE_YEAR = re.compile(
     r"[^.\n]{0,30}?\bresults\b",
     re.IGNORECASE,
 )
+# "© 2020 Acme Corp.", "Copyright Acme Corp", "(c) 2020 Acme Corp" — but "(c)" only before a year:
+# without one it is the third item of a list ("(a) …, (b) …, (c) promoter activity"). The holder's
+# name starts with a capital letter.
 _COPYRIGHT = re.compile(
-    r"(?:©|\(c\)|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-–]\s*\d{4})?,?\s+)?"
-    r"([A-Z][\w&.,'’ -]{2,80}?)(?:\.\s|\.$|,?\s+all rights reserved|\n|$)",
+    r"(?:(?:©|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-–]\s*\d{4})?,?\s+)?|\(c\)\s*\d{4}(?:\s*[-–]\s*\d{4})?,?\s+)"
+    r"((?-i:[A-Z])[\w&.,'’ -]{2,80}?)(?:\.\s|\.$|,?\s+all rights reserved|\n|$)",
     re.IGNORECASE,
 )
 _PAPER = re.compile(r"^\s*abstract\b", re.IGNORECASE | re.MULTILINE)

@@ -124,6 +124,13 @@ def test_a_date_inside_a_sentence_is_what_the_text_is_about_not_its_date() -> No
     assert identify(document(dated, title="Trends")).date == dt.date(2014, 4, 3)
 
 
+def test_only_a_copyright_line_names_an_organisation_not_a_lists_third_item() -> None:
+    listed = "Promoters\n\nWe measured (a) cells, (b) mice and (c) promoter activity in vitro."
+    assert identify(document(listed, title="Promoters")).organisation == ""
+    held = "Promoters\n\nWe measured promoter activity.\n\n(c) 1992 Cancer Research Campaign."
+    assert identify(document(held, title="Promoters")).organisation == "Cancer Research Campaign"
+
+
 def test_a_title_that_names_a_file_gives_way_to_the_first_heading() -> None:
     found = identify(
         document("Older Adults and Technology Use\n\nSeniors go online.", title="a4f3ced0696009fec3179f")
