@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import httpx
 from django.db import connection
 
@@ -178,5 +179,22 @@ def db_worker(data_dir: Path, *, log_name: str = "worker") -> Iterator[subproces
         process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT)
         try:
             yield process
+        finally:
+            stop(process)
+
+
+@contextlib.contextmanager
+def grpc_server(data_dir: Path, extra: dict[str, str] | None = None) -> Iterator[str]:
+    """`manage.py serve_grpc` against the test database until the block ends: its host:port, once
+    it answers. Call it where the test database is reachable (django_db_blocker.unblock())."""
+    environment = child_env(data_dir, extra, database=database_url())
+    target = f"127.0.0.1:{free_port()}"
+    command = [sys.executable, "manage.py", "serve_grpc", "--port", target.rsplit(":", 1)[1]]
+    with (data_dir / "grpc.log").open("wb") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=log)
+        try:
+            with grpc.insecure_channel(target) as channel:
+                grpc.channel_ready_future(channel).result(timeout=120)
+            yield target
         finally:
             stop(process)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ from mcp_server.transports.grpc_api import tool_service_pb2 as pb
 from mcp_server.transports.grpc_api import tool_service_pb2_grpc as pb_grpc
 from mnemosyne.library.models import Collection, Library
 from tests.mcp_server.test_http import metric
-from tests.servers import ROOT, child_env, database_url, free_port
+from tests.servers import ROOT, grpc_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,29 +36,9 @@ def grpc_target(
     data_dir = tmp_path_factory.mktemp("grpc")
     metrics_dir = data_dir / "metrics"
     metrics_dir.mkdir()
-    port = free_port()
-    with django_db_blocker.unblock():
-        url = database_url()
-    env = child_env(
-        data_dir, {"MCP_REQUIRE_AUTH": "true", "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}, database=url
-    )
-    log = (data_dir / "grpc.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "serve_grpc", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=log,
-    )
-    target = f"127.0.0.1:{port}"
-    try:
-        with grpc.insecure_channel(target) as channel:
-            grpc.channel_ready_future(channel).result(timeout=120)
+    extra = {"MCP_REQUIRE_AUTH": "true", "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}
+    with django_db_blocker.unblock(), grpc_server(data_dir, extra) as target:
         yield target, metrics_dir
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
 
 
 def stub(target: str) -> pb_grpc.ToolServiceStub:

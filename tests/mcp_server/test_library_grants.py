@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from mcp_server.transports.grpc_api import tool_service_pb2_grpc as pb_grpc
 from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Chunk, Collection, Item, Library
 from tests.conftest import ingest_fixture_docs
-from tests.servers import ROOT, child_env, database_url, free_port, uvicorn_server
+from tests.servers import ROOT, child_env, grpc_server, uvicorn_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -369,27 +368,8 @@ def grants_http(
 def grants_grpc(
     django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    data_dir = tmp_path_factory.mktemp("grants-grpc")
-    port = free_port()
-    with django_db_blocker.unblock():
-        env = child_env(data_dir, GRANTS, database=database_url())
-    log = (data_dir / "grpc.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "serve_grpc", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=log,
-    )
-    target = f"127.0.0.1:{port}"
-    try:
-        with grpc.insecure_channel(target) as channel:
-            grpc.channel_ready_future(channel).result(timeout=120)
+    with django_db_blocker.unblock(), grpc_server(tmp_path_factory.mktemp("grants-grpc"), GRANTS) as target:
         yield target
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
 
 
 def check_states(
