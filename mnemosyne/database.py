@@ -123,10 +123,16 @@ def release_embedded() -> None:
 
 
 def _forget_dead_holders(server: Any) -> None:
-    """Drop the pids of processes that died holding the server (their exit handlers never ran)."""
+    """Drop the pids of processes that died holding the server (their exit handlers never ran).
+
+    Under the package's own inter-process lock, which its start and cleanup hold while they change
+    the list: the workers of one server stop at the same moment, and a read beside another's write
+    saw half a file."""
     import psutil
 
     holders = server.global_process_id_list
-    alive = [pid for pid in holders.get() if psutil.pid_exists(pid)]
-    if alive != holders.get():
-        holders.put(alive)
+    with server._lock:
+        held = holders.get()
+        alive = [pid for pid in held if psutil.pid_exists(pid)]
+        if alive != held:
+            holders.put(alive)
