@@ -69,7 +69,12 @@ class SearchArguments(Arguments):
     collection_uid: str | None = Field(
         default=None, description="Only search this collection (uid from list_collections)."
     )
-    limit: int = Field(default=20, ge=1, le=100, description="How many results to return, 1-100.")
+    limit: int = Field(
+        default=20,
+        ge=1,
+        le=service.MAX_LIMIT,
+        description=f"How many results to return, 1-{service.MAX_LIMIT}.",
+    )
     rerank: bool = Field(default=True, description="Rerank the fused results when a reranker is configured.")
     include_images: bool = Field(default=True, description="Include image chunks (captions) in the results.")
     search_types: list[SearchType] = Field(
