@@ -190,6 +190,9 @@ def test_groups_from_the_provider_decide_what_a_search_sees(
         )
         page.goto(oauth_authorize_url(sso_server, client_id, challenge, scope="read"))
         # Our sign-in page offers the provider; the person goes there and comes back.
+        page.wait_for_selector("text=Sign in with Example IdP")
+        assert axe_violations(page) == []
+        screenshot(page, "sign-in-with-provider")
         page.click("text=Sign in with Example IdP")
         sign_in_at_provider(page, "alice")
         page.wait_for_url(f"{sso_server}/oauth/consent/**")
