@@ -58,10 +58,19 @@ def pdf_bytes(pages: list[list[str]], images: dict[int, PdfImage] | None = None,
         resources = b"<< /Font << /F1 3 0 R >>%s >>" % xobjects
         page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources %s /Contents %d 0 R >>"
         kids.append(add(page % (resources, contents)))
+    return pdf_file(objects, kids, title)
+
+
+def pdf_file(objects: list[bytes], kids: list[int], title: str = "") -> bytes:
+    """The PDF whose objects are `objects` (1 and 2 left for the catalog and the page tree) and
+    whose pages are the objects numbered in `kids`: catalog, page tree, info, cross-references."""
+    objects = list(objects)
     objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
     kids_array = b" ".join(b"%d 0 R" % kid for kid in kids)
     objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids_array, len(kids))
-    info = b" /Info %d 0 R" % add(b"<< /Title (%s) >>" % title.encode()) if title else b""
+    if title:
+        objects.append(b"<< /Title (%s) >>" % title.encode())
+    info = b" /Info %d 0 R" % len(objects) if title else b""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

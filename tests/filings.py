@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from tests.documents import pdf_file
+
 # Helvetica's advance widths (per 1000 em) of what numbers are printed with.
 _WIDTHS = {**dict.fromkeys("0123456789$", 556), ",": 278, ".": 278, "(": 333, ")": 333, "-": 333, " ": 278}
 
@@ -54,22 +56,7 @@ def positioned_pdf(pages: list[list[Text]], title: str = "") -> bytes:
             b" /Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> /Contents %d 0 R >>"
         )
         kids.append(add(page % contents))
-    objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
-    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
-        b" ".join(b"%d 0 R" % kid for kid in kids),
-        len(kids),
-    )
-    info = b" /Info %d 0 R" % add(b"<< /Title (%s) >>" % title.encode()) if title else b""
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, info, xref)
-    return bytes(out)
+    return pdf_file(objects, kids, title)
 
 
 MONTHS_TO_DATE = {1: "Three", 2: "Six", 3: "Nine"}
