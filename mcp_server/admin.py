@@ -282,13 +282,8 @@ class LibraryGrantAdmin(admin.ModelAdmin):
                 obj.user_id,
                 obj.group_id,
             ):
-                revoke(
-                    library=before.library,
-                    user=before.user,
-                    group=before.group,
-                    actor=request.user.get_username(),
-                    address=address_of(request),
-                )
+                # The grant moved to another holder or library: the old one is taken back first.
+                self.delete_model(request, before)
         grant(
             library=obj.library,
             role=Role.named(obj.role),
