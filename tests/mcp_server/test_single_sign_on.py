@@ -263,18 +263,22 @@ def test_a_forged_or_replayed_state_is_refused_and_changes_nothing(
     assert MCPAuditEvent.objects.filter(kind="sign_in_failed", detail__how="single sign-on").count() == 2
 
 
-def forged_token(key: RSAKey, provider: Provider, **claims: Any) -> str:
+def id_token_claims(provider: Provider, **claims: Any) -> dict[str, Any]:
+    """An ID token's claims for mallory, good for five minutes, with `claims` over them."""
     now = int(time.time())
-    payload = {
+    return {
         "iss": provider.url,
         "sub": "mallory",
         "aud": CLIENT_ID,
         "iat": now,
         "exp": now + 300,
         "nonce": "n-1",
-        "groups": ["engineering"],
         **claims,
     }
+
+
+def forged_token(key: RSAKey, provider: Provider, **claims: Any) -> str:
+    payload = id_token_claims(provider, **{"groups": ["engineering"], **claims})
     return jwt.encode({"alg": "RS256", "kid": key.kid}, payload, key)
 
 
@@ -282,15 +286,7 @@ def unsigned_token(provider: Provider) -> str:
     def part(value: dict[str, Any]) -> str:
         return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
 
-    now = int(time.time())
-    claims = {
-        "iss": provider.url,
-        "sub": "mallory",
-        "aud": CLIENT_ID,
-        "iat": now,
-        "exp": now + 300,
-        "nonce": "n-1",
-    }
+    claims = id_token_claims(provider)
     return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}."
 
 
