@@ -14,9 +14,12 @@ whose passages look alike; what tells them apart is on the cover. The rules here
   year is the year it ends in, or the year before when the filing itself calls it so ("fiscal
   2020" for a year ended in January 2021).
 - **Earnings releases**: "… Reports Fourth Quarter and Fiscal 2019 Results" on the first page.
-- **Other documents**: a paper (an abstract and references), a manual or user guide (said on its
-  first page or in its title); the organisation from a copyright line; the date printed on a line
-  of its own on the first page.
+- **Other documents**: a paper (an abstract and references), a manual or user guide (said in its
+  title or on a line of its own on its first page); the organisation from a copyright line of its
+  own ("© 2020 Acme Corp. All rights reserved."); the date printed on a line of its own on the
+  first page. What a sentence says in passing ("… see the user's guide", an abstract's closing
+  "Copyright © 2012 John Wiley & Sons, Ltd.") is what the text is about or who published it, not
+  what the document is.
 
 What the rules cannot read stays empty: a document whose cover has no date or organisation gets
 none, never a guess. Values given by a person (`--meta`, `upsert_item`, a source, the admin) win
@@ -36,8 +39,11 @@ from mnemosyne.ingestion.identity import MAX_TITLE_CHARS, Identity, period_label
 # Pages read for the cover's facts, and for counting a 10-Q's statement columns.
 COVER_PAGES = 3
 BODY_PAGES = 30
-# A cover's date stands on a line of at most this many words.
+# A cover's date, and its "User's Guide", stand on a line of at most this many words.
 DATE_LINE_WORDS = 8
+# A copyright line of its own: at most this many words ("Copyright © 2020-2023 Acme Holdings
+# International, Inc. and its subsidiaries. All rights reserved." is 13).
+COPYRIGHT_LINE_WORDS = 16
 
 _MONTHS = {
     name: number
@@ -298,15 +304,29 @@ def _other(parsed: ParsedDocument, cover: str) -> Identity:
     doc_type = ""
     if _PAPER.search(first_page) and _REFERENCES.search(parsed.text):
         doc_type = "paper"
-    elif _MANUAL.search(parsed.title) or _MANUAL.search(first_page[:2000]):
+    elif _MANUAL.search(parsed.title) or any(
+        _MANUAL.search(line) for line in _short_lines(first_page[:2000], DATE_LINE_WORDS)
+    ):
         doc_type = "manual"
-    copyright = _COPYRIGHT.search(cover)
+    copyright = next(
+        (
+            match
+            for line in _short_lines(cover, COPYRIGHT_LINE_WORDS)
+            if (match := _COPYRIGHT.search(line)) is not None
+        ),
+        None,
+    )
     organisation = ""
     if copyright is not None:
         name = copyright.group(1).strip(" ,.")
         if len(name.split()) <= 8 and not re.match(r"^(?:by|the author|\d)", name, re.IGNORECASE):
             organisation = name
     return Identity(organisation=organisation, doc_type=doc_type, date=_printed_date(first_page[:3000]))
+
+
+def _short_lines(text: str, words: int) -> list[str]:
+    """The lines of `text` of at most `words` words: what a cover says on a line of its own."""
+    return [line for line in text.splitlines() if 0 < len(line.split()) <= words]
 
 
 def _page_end(parsed: ParsedDocument, page: int) -> int:

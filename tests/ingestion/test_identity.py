@@ -131,6 +131,23 @@ def test_only_a_copyright_line_names_an_organisation_not_a_lists_third_item() ->
     assert identify(document(held, title="Promoters")).organisation == "Cancer Research Campaign"
 
 
+def test_what_a_sentence_says_in_passing_is_not_what_the_document_is() -> None:
+    # An abstract's closing notice names its publisher, and a tool described in a paper has a
+    # user's guide: neither is the document's organisation or kind.
+    abstract = (
+        "Droperidol\n\nWe gave droperidol to 40 patients and saw agitation settle within ten minutes; "
+        "an extensive user's guide to the protocol is online. Copyright © 2012 John Wiley & Sons, Ltd.\n"
+    )
+    found = identify(document(abstract, title="Droperidol"))
+    assert (found.organisation, found.doc_type) == ("", "")
+    guide = (
+        "Acme Router\nUser's Guide\n\nConnect the router.\n\n"
+        "© 2020 Acme Networks, Inc. All rights reserved.\n"
+    )
+    found = identify(document(guide, title="Acme Router"))
+    assert (found.organisation, found.doc_type) == ("Acme Networks, Inc", "manual")
+
+
 def test_a_title_that_names_a_file_gives_way_to_the_first_heading() -> None:
     found = identify(
         document("Older Adults and Technology Use\n\nSeniors go online.", title="a4f3ced0696009fec3179f")

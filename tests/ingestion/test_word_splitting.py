@@ -21,3 +21,12 @@ def test_a_split_must_leave_only_words_and_no_stray_letters() -> None:
     assert space_positions("Theimportanceofretailsales") == [3, 13, 15, 21]
     assert space_positions("Xqzvbnmtrplk") == []  # no words in it
     assert space_positions("short words only") == []
+
+
+def test_a_manuals_names_stay_whole() -> None:
+    # Short compound names, CamelCase and identifiers with digits are names, not words run together.
+    text = (
+        "the namespace, acceptfont and whitelisted; FreeType, VisibleString, streebog256, GOST_hashfunction"
+    )
+    assert space_positions(text) == []
+    assert space_positions("use thedefaultsizeinstead") == [7, 14, 18]
