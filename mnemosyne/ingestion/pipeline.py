@@ -55,6 +55,8 @@ class DocumentInput:
     # What a person says the document is (identity.parse_given: title, organisation, doc_type,
     # date, period); the rest is read from the document.
     given: Mapping[str, object] = field(default_factory=dict)
+    # The bytes it was parsed from, kept beside its chunks (keys.original_key); empty: not kept.
+    original: bytes = b""
 
 
 @dataclass
@@ -131,10 +133,16 @@ def ingest_document(
     store: ChunkStore,
     metadata: dict[str, object] | None = None,
     given: Mapping[str, object] | None = None,
+    original: bytes = b"",
 ) -> IngestResult:
     """Ingest one parsed document as the item `source` of `collection`."""
     document = DocumentInput(
-        source=source, parsed=parsed, digest=digest, metadata=metadata or {}, given=given or {}
+        source=source,
+        parsed=parsed,
+        digest=digest,
+        metadata=metadata or {},
+        given=given or {},
+        original=original,
     )
     (result,) = ingest_documents(collection=collection, documents=[document], embedder=embedder, store=store)
     return result
@@ -299,6 +307,7 @@ def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> wri
         },
         identity=identity,
         pages=page_texts(document.parsed, document_line(identity)),
+        original=document.original,
     )
 
 
@@ -351,6 +360,8 @@ def _write_one(claim: _Claimed, entry: writes.ItemChunks, store: ChunkStore, mod
 
 
 def _store_objects(entry: writes.ItemChunks, store: ChunkStore) -> None:
+    if entry.original:
+        store.put(keys.original_key(entry.prefix), entry.original)
     for number, text in entry.pages:
         store.put(keys.page_key(entry.prefix, number), text.encode("utf-8"))
     for ordinal, chunk in enumerate(entry.chunks):

@@ -174,6 +174,7 @@ def read_file(
         digest=digest,
         metadata={"path": str(path)},
         given=given or {},
+        original=data,
     )
 
 
@@ -189,7 +190,12 @@ def read_url(url: str, *, given: Mapping[str, object] | None = None) -> Document
         metadata["final_url"] = fetched.final_url
     # The URL as given is the item's identity, so a re-run finds the same item.
     return DocumentInput(
-        source=url, parsed=parsed, digest=content_hash(fetched.data), metadata=metadata, given=given or {}
+        source=url,
+        parsed=parsed,
+        digest=content_hash(fetched.data),
+        metadata=metadata,
+        given=given or {},
+        original=fetched.data,
     )
 
 

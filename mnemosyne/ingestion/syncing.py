@@ -222,6 +222,7 @@ def _ingest(
                 digest=digest,
                 metadata={"source_uid": source.uid},
                 given=given,
+                original=data,
             )
 
     for outcome in ingest_documents(

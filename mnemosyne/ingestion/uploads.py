@@ -119,6 +119,7 @@ def upsert_item(
             store=store,
             metadata={"external_id": external_id, "mime_type": mime_type, "metadata": user_metadata},
             given=given,
+            original=content,
         )
         if result.outcome == Outcome.FAILED:
             if not existed and result.item_uid is not None:

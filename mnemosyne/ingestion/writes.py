@@ -41,6 +41,8 @@ class ItemChunks:
     # A paged document's pages: (number, the page's context and text), each one more unit of
     # full-text ranking (library_page).
     pages: Sequence[tuple[int, str]] = ()
+    # The bytes it was read from (kept under keys.original_key); empty: not kept.
+    original: bytes = b""
 
 
 def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:

@@ -3,6 +3,8 @@
     items/<item_uid>/<version>/<ordinal>.txt       a chunk's full text
     items/<item_uid>/<version>/<ordinal>.<ext>     an image chunk's bytes
     items/<item_uid>/<version>/page-<number>.txt   a page's full text (paged documents)
+    items/<item_uid>/<version>/original            the document's bytes as read (the console's
+                                                   page images and downloads)
 
 The version names the content and the configuration that chunked it, so a re-ingest under another
 configuration never overwrites the objects the current chunks point at.
@@ -30,6 +32,10 @@ def image_key(prefix: str, ordinal: int, extension: str) -> str:
 
 def page_key(prefix: str, number: int) -> str:
     return f"{prefix}/page-{number}.txt"
+
+
+def original_key(prefix: str) -> str:
+    return f"{prefix}/original"
 
 
 def prefix_of(key: str) -> str:
