@@ -1,6 +1,6 @@
 """The client configurations `make run` prints (and docs/clients.md shows): Claude Desktop over
 stdio with this checkout's own Python (no Node.js), Claude Desktop through `mcp-remote` for a
-server elsewhere, and Claude Code over HTTP."""
+server elsewhere, and Claude Code over HTTP; the console adds Cursor's and VS Code's."""
 
 from __future__ import annotations
 
@@ -38,6 +38,22 @@ def claude_code_command(url: str, token: str | None) -> str:
     if token:
         words += ["--header", f"Authorization: Bearer {token}"]
     return shlex.join(words)
+
+
+def cursor_config(url: str, token: str | None) -> dict[str, Any]:
+    """Cursor (.cursor/mcp.json): streamable HTTP by URL, the token as a header."""
+    server: dict[str, Any] = {"url": url}
+    if token:
+        server["headers"] = {"Authorization": f"Bearer {token}"}
+    return {"mcpServers": {"mnemosyne": server}}
+
+
+def vscode_config(url: str, token: str | None) -> dict[str, Any]:
+    """VS Code (.vscode/mcp.json): an HTTP server with the token as a header."""
+    server: dict[str, Any] = {"type": "http", "url": url}
+    if token:
+        server["headers"] = {"Authorization": f"Bearer {token}"}
+    return {"servers": {"mnemosyne": server}}
 
 
 def describe(url: str, token: str | None) -> list[str]:

@@ -15,7 +15,10 @@ mcp_server.transports.http_gate: a tool call, or a read of library content, is d
                its sign-in and consent pages are Django's, under /oauth/
 /mcp/health    {"status": "ok"} after a database round trip, 503 otherwise
 /metrics       Prometheus
-everything else → Django (admin)
+/console/      the console (mcp_server/console): libraries, items, chunks, citations
+/static/       the admin's and the console's CSS and scripts (htmx), from the apps themselves, so
+               the console works with nothing else in front; nginx.conf serves them itself
+everything else → Django (admin, OAuth and single sign-on pages)
 
 Django's own ASGI handler refuses non-HTTP scopes (lifespan), hence Starlette at the root.
 """
@@ -177,7 +180,9 @@ def build_app() -> Starlette:
             await anyio.to_thread.run_sync(release_embedded)
             await anyio.to_thread.run_sync(tracing.shutdown)
 
-    admin = cast(ASGIApp, ASGIStaticFilesHandler(django_app) if settings.DEBUG else django_app)
+    # /static/ from the apps' own static directories: the console must work offline with nothing
+    # in front (behind nginx, nginx.conf serves /static/ from `collectstatic` itself).
+    admin = cast(ASGIApp, ASGIStaticFilesHandler(django_app))
     # The built-in OAuth authorization server's endpoints (its pages are Django's, under /oauth/).
     signing_in = oauth_routes() if oauth_bearer.enabled() else []
     return Starlette(

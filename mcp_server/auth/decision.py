@@ -81,6 +81,9 @@ class Allowed:
     # "http", "sse", "stdio", "grpc" or "console": a label for metrics, logs and audit rows.
     transport: str
     spec: Tool | None = None
+    # The server's address as this caller reaches it (MCP_PUBLIC_BASE_URL, else the request's own
+    # scheme and Host; "" where there is no request: stdio, gRPC), for the links in answers.
+    base_url: str = ""
 
 
 def required_scope(spec: Tool | None) -> str:

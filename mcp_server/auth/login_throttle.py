@@ -1,4 +1,4 @@
-"""Failed logins (the admin's and OAuth sign-in's) throttled per client address
+"""Failed logins (the admin's, the console's and OAuth sign-in's) throttled per client address
 (ADMIN_LOGIN_FAILURES_PER_MINUTE): each failure Django reports (the `user_login_failed` signal)
 counts; an address over the limit gets 429 for the rest of the minute on the login forms — the
 right password too."""
@@ -21,7 +21,11 @@ class LoginThrottleMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.method == "POST" and request.path in (reverse("admin:login"), reverse("oauth-login")):
+        if request.method == "POST" and request.path in (
+            reverse("admin:login"),
+            reverse("oauth-login"),
+            reverse("console:sign-in"),
+        ):
             wait = throttles.blocked(throttles.LOGIN, _address(request))
             if wait is not None:
                 response = HttpResponse(

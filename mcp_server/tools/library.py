@@ -7,6 +7,7 @@ from pydantic import Field
 
 from mcp_server.auth.principal import Principal
 from mcp_server.cursors import Page
+from mcp_server.tools.links import citation_url
 from mcp_server.tools.schemas import (
     ChunkItem,
     ChunkResult,
@@ -184,6 +185,7 @@ def get_chunk(caller: Principal, args: GetChunkArguments) -> ChunkResult:
         next_chunk_uid=detail.next_uid,
         context_before=[_neighbour(n) for n in detail.before],
         context_after=[_neighbour(n) for n in detail.after],
+        url=citation_url(chunk.uid),
     )
 
 
@@ -218,6 +220,7 @@ def render_chunk(result: ChunkResult) -> str:
     parts += [f"(before, [{n.chunk_uid}]) {n.text}" for n in result.context_before]
     parts.append(result.text)
     parts += [f"(after, [{n.chunk_uid}]) {n.text}" for n in result.context_after]
+    parts.append(f"Open at its passage: {result.url}")
     return "\n\n".join(parts)
 
 

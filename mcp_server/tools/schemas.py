@@ -66,6 +66,10 @@ class SearchHit(BaseModel):
         description="Offset of the chunk's first character in the item's normalised text."
     )
     char_end: int = Field(description="Offset just past the chunk's last character.")
+    url: str = Field(
+        description="Where a person opens this chunk at its passage (the console's citation viewer; "
+        "they sign in there)."
+    )
     explain: Explain | None = Field(default=None, description="Present when return_metadata has explain.")
     text: str | None = Field(default=None, description="Full chunk text, when return_metadata has text.")
     source: str | None = Field(default=None, description="Item path or URL, when return_metadata has source.")
@@ -149,6 +153,10 @@ class ChunkResult(BaseModel):
     next_chunk_uid: str | None = Field(description="The chunk after this one in the item, if any.")
     context_before: list[NeighbourChunk] = Field(description="Up to `context` chunks before, nearest last.")
     context_after: list[NeighbourChunk] = Field(description="Up to `context` chunks after, nearest first.")
+    url: str = Field(
+        description="Where a person opens this chunk at its passage (the console's citation viewer; "
+        "they sign in there)."
+    )
 
 
 class LibraryList(BaseModel):

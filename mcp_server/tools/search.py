@@ -8,6 +8,7 @@ from pydantic import Field
 
 from mcp_server.auth.principal import Principal
 from mcp_server.cursors import Page
+from mcp_server.tools.links import citation_url
 from mcp_server.tools.schemas import (
     CollectionRef,
     Explain,
@@ -187,6 +188,7 @@ def _hit(hit: service.SearchHit, extras: set[str]) -> SearchHit:
         ocr=chunk.ocr_confidence is not None,
         char_start=chunk.char_start,
         char_end=chunk.char_end,
+        url=citation_url(chunk.uid),
         explain=(
             Explain(
                 fused_score=round(hit.score, 6),
@@ -219,6 +221,7 @@ def render_search(result: SearchResult) -> str:
         preview = " ".join(hit.text_preview.split())[:160]
         lines.append(f"{number}. [{hit.chunk_uid}] {where}{page} (score {hit.score:.4f})")
         lines.append(f"   {preview}")
+        lines.append(f"   {hit.url}")
     for leg, reason in result.legs_not_run.items():
         lines.append(f"Not run: {leg}: {reason}.")
     if result.rerank.requested and not result.rerank.applied:

@@ -21,6 +21,7 @@ MCP_REQUIRE_AUTH=false admits everyone as the local operator (or as the token it
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from django.conf import settings
@@ -79,6 +80,8 @@ class MCPGate:
             metadata_url = challenges.resource_metadata_url(scope)
             await challenges.refusal_response(decided, metadata_url=metadata_url)(scope, receive, send)
             return
+        if isinstance(decided, decision.Allowed):
+            decided = dataclasses.replace(decided, base_url=challenges.public_base_url(scope))
         if decided is not None:
             scope.setdefault("state", {})[DECISION_STATE] = decided
         app = self.app

@@ -126,6 +126,11 @@ def by_filename(filename: str) -> Format | None:
     return by_suffix(PurePath(filename).suffix)
 
 
+def by_item_type(item_type: str) -> Format | None:
+    """The format items of this type were read as (Item.item_type)."""
+    return next((entry for entry in FORMATS if entry.item_type == item_type), None)
+
+
 def by_mime_type(mime_type: str) -> Format | None:
     """The format of a content type (parameters such as `; charset=` ignored, case too)."""
     return _BY_MIME_TYPE.get(mime_type.split(";")[0].strip().lower())

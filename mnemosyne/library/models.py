@@ -109,7 +109,11 @@ class Item(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["collection", "source"], name="item_source_unique_in_collection"),
         ]
-        indexes = [GinIndex(fields=["identity_vector"], name="item_identity_vector_gin")]
+        indexes = [
+            GinIndex(fields=["identity_vector"], name="item_identity_vector_gin"),
+            # A collection's items in title order, a page at a time (the console's keyset paging).
+            models.Index(fields=["collection", "title", "id"], name="item_collection_title_id"),
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -18,7 +18,7 @@ from django.db.models import Count, Model, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from mnemosyne.library.errors import NotFound
-from mnemosyne.library.models import Chunk, ChunkKind, Collection, EmbeddingStatus, Item, Library
+from mnemosyne.library.models import Chunk, ChunkKind, Collection, EmbeddingStatus, Item, Library, Source
 from mnemosyne.library.sections import SECTION_SEPARATOR
 from mnemosyne.storage import ChunkNotFound, get_chunk_store
 
@@ -68,6 +68,26 @@ def get_collection(uid: str) -> Collection:
     if collection is None:
         raise NotFound("collection", uid)
     return collection
+
+
+def get_item(uid: str) -> Item:
+    item = within_boundary(
+        Item.objects.select_related("collection", "collection__library", "origin").filter(uid=uid),
+        "collection__library_id",
+    ).first()
+    if item is None:
+        raise NotFound("item", uid)
+    return item
+
+
+def get_source(uid: str) -> Source:
+    source = within_boundary(
+        Source.objects.select_related("collection", "collection__library").filter(uid=uid),
+        "collection__library_id",
+    ).first()
+    if source is None:
+        raise NotFound("source", uid)
+    return source
 
 
 def library_ids_of_type(library_type: str) -> list[int]:

@@ -1,5 +1,5 @@
-"""What `make run` (serve --demo) prints: a development token kept across restarts, and client
-configs that parse and point at real things."""
+"""What `make run` (serve --demo) prints: a development token and a console sign-in kept across
+restarts, and client configs that parse and point at real things."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import authenticate as django_authenticate
+from django.contrib.auth.models import User
 
 from mcp_server import client_configs, dev_token
 from mcp_server.auth.credentials import authenticate
@@ -69,3 +71,26 @@ def test_every_printed_config_parses_and_points_at_real_things() -> None:
     ]
     local = json.loads(client_configs.describe(URL, None)[1])["mcpServers"]["mnemosyne"]
     assert local["args"][1:] == ["mcp_stdio", "--local"] and "env" not in local
+
+
+def test_the_console_sign_in_it_prints_works_and_survives_a_restart(shared_data_dir: Path) -> None:
+    dev_token.path(dev_token.PASSWORD_NAME).unlink(missing_ok=True)
+
+    def printed() -> str:
+        command = Command(stdout=io.StringIO())
+        command._print_console_sign_in("http://127.0.0.1:8001/console/")
+        said = command.stdout.getvalue()
+        assert said.startswith("Console: http://127.0.0.1:8001/console/ (sign in as 'dev' with password ")
+        return said.split("with password ")[1].split(";")[0]
+
+    first = printed()
+    assert dev_token.read(dev_token.PASSWORD_NAME) == first
+    assert dev_token.path(dev_token.PASSWORD_NAME).stat().st_mode & 0o777 == 0o600
+    assert authenticate_user(first) and printed() == first  # the next `make run`
+    User.objects.filter(username="dev").update(password="!")  # e.g. someone changed it
+    replaced = printed()
+    assert replaced != first and authenticate_user(replaced)
+
+
+def authenticate_user(password: str) -> bool:
+    return django_authenticate(username="dev", password=password) is not None

@@ -10,11 +10,10 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -28,7 +27,7 @@ from mcp_server.auth.library_access import Role
 from mcp_server.auth.library_grants import grant
 from mcp_server.models import MCPAuditEvent, OIDCIdentity
 from mnemosyne.embedding import Embedder
-from tests.browser import axe_violations, chromium, screenshot
+from tests.browser import axe_violations, chromium, in_thread, screenshot
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import call_all
 from tests.mcp_server.conftest import node_bin, node_env
@@ -40,25 +39,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 CLIENT_ID = "mnemosyne"
 PROVIDER_SCRIPT = Path(__file__).with_name("oidc_provider.mjs")
-T = TypeVar("T")
-
-
-def in_thread(work: Callable[[], T]) -> T:
-    """Run database work off the thread Playwright's event loop lives in (see tests/browser.py)."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = work()
-        except BaseException as exc:  # handed back to the caller
-            box["error"] = exc
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 class Provider:

@@ -11,6 +11,7 @@ uploads and `ingest --background`) beside it unless --no-worker.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -70,8 +71,10 @@ class Command(BaseCommand):
         if options["demo"]:
             self._ingest_demo()
             self._print_client_config(url, new_token=options["new_token"])
+            self._print_console_sign_in(f"{url[:-4]}console/")
         self.stdout.write(
-            f"Serving MCP at {url} (health: {url}health, admin: {url[:-4]}admin/). Ctrl-C stops."
+            f"Serving MCP at {url} (health: {url}health, admin: {url[:-4]}admin/, "
+            f"console: {url[:-4]}console/). Ctrl-C stops."
         )
         # uvicorn re-raises SIGTERM after shutting down; as SystemExit it lets exit handlers run,
         # which stop the embedded PostgreSQL when this is its last user.
@@ -148,6 +151,21 @@ class Command(BaseCommand):
         raw = None if not settings.MCP_REQUIRE_AUTH else self._development_token(new_token=new_token)
         for line in client_configs.describe(url, raw):
             self.stdout.write(line)
+
+    def _print_console_sign_in(self, console: str) -> None:
+        """The development user's console password: the kept one while it still signs in, else a
+        new one (kept in the data directory like the token)."""
+        user, _ = ensure_token_owner(DEV_USER)
+        password = dev_token.read(dev_token.PASSWORD_NAME)
+        if password is None or not user.check_password(password):
+            password = secrets.token_urlsafe(12)
+            user.set_password(password)
+            user.save(update_fields=["password"])
+            dev_token.write(password, dev_token.PASSWORD_NAME)
+        self.stdout.write(
+            f"Console: {console} (sign in as {DEV_USER!r} with password {password}; "
+            f"kept in {dev_token.PASSWORD_NAME})"
+        )
 
     def _development_token(self, *, new_token: bool) -> str:
         """The development token: the one kept in the data directory while it is valid, so the

@@ -1,0 +1,87 @@
+"""Who is looking, and whether they may: every console view goes through `console_view`.
+
+A person signed in with a browser session is identified as the API identifies them
+(identify.of_user: their grants under LIBRARY_ACCESS=grants), every read in the view is bounded to
+the libraries they may see (selectors.library_boundary), and the uids a view names are decided by
+decision.check_call — outside what they see is a 404, exactly as for a uid that does not exist.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import reverse
+
+from mcp_server.auth import decision, identify
+from mcp_server.auth.credentials import AuthFailure
+from mcp_server.auth.principal import Principal
+from mcp_server.auth.refusals import Refusal
+from mcp_server.tools.catalog import spec_named
+from mnemosyne.library import selectors
+from mnemosyne.library.errors import NotFound
+
+TRANSPORT = "console"
+ConsoleView = Callable[..., HttpResponse]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What a console page asks of the decision: reading the uids it names (no tool; no limit)."""
+
+    name: str = "console"
+    writes: bool = False
+
+
+_READING = _Reading()
+
+
+def console_view(view: ConsoleView) -> Callable[..., HttpResponse]:
+    """The view, called as view(request, principal, …) for a signed-in person, inside their
+    library boundary; anyone else is sent to the console's sign-in page and back."""
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        found = identify.of_user(request.user)
+        if isinstance(found, Refusal):
+            return redirect_to_login(request.get_full_path(), reverse("console:sign-in"))
+        with selectors.library_boundary(found.library_ids):
+            try:
+                return view(request, found, *args, **kwargs)
+            except NotFound as exc:
+                raise Http404(str(exc)) from exc
+
+    return wrapped
+
+
+def decide_write(principal: Principal, tool: str, **uids: str) -> None:
+    """Whether this person may do what the write tool `tool` does to what the uids name: Http404
+    outside what they see, PermissionDenied (403, in words) where they may read but not change."""
+    spec = spec_named(tool)
+    assert spec is not None and spec.writes, tool
+    _refused(
+        decision.check_call(
+            principal, decision.Asked(tool=tool, spec=spec, arguments=uids), transport=TRANSPORT
+        )
+    )
+
+
+def decide(principal: Principal, **uids: str) -> None:
+    """Whether this person may read what the uids name (library_uid, collection_uid, item_uid,
+    chunk_uid): Http404 when one lies outside what they see (or does not exist)."""
+    _refused(
+        decision.check_call(
+            principal, decision.Asked(tool=_READING.name, spec=_READING, arguments=uids), transport=TRANSPORT
+        )
+    )
+
+
+def _refused(allowed: decision.Allowed | Refusal) -> None:
+    if isinstance(allowed, Refusal):
+        if allowed.failure == AuthFailure.NOT_FOUND:
+            raise Http404(allowed.detail or "not found")
+        raise PermissionDenied(allowed.message)

@@ -1,0 +1,146 @@
+"""The citation viewer (/console/chunks/<chunk_uid>): a chunk in its document.
+
+A PDF chunk is shown on its page(s), drawn by the server (page_images.py), with the chunk's stored
+boxes over the passage: each an SVG rect carrying data-page and data-box="x0,y0,x1,y1" in the
+coordinates of get_chunk's `locations` (PDF points from the page's bottom left). Anything else is
+its text between its neighbours, the chunk marked and scrolled to (#passage). Breadcrumb, the
+neighbouring chunks and the original's download come with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import content_disposition_header
+
+from mcp_server.auth.principal import Principal
+from mcp_server.console.access import console_view, decide
+from mcp_server.console.page_images import NoPicture, PageSize, original, page_picture
+from mnemosyne.ingestion import formats
+from mnemosyne.library import selectors
+from mnemosyne.library.models import Item
+from mnemosyne.library.sections import SECTION_SEPARATOR
+
+# Neighbouring chunks shown before and after the cited one.
+CONTEXT = 2
+
+
+@dataclass(frozen=True)
+class Box:
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    # The rect in the page picture's SVG coordinates (points from the top left).
+    top: float
+
+    @property
+    def data_box(self) -> str:
+        return f"{self.x0:g},{self.y0:g},{self.x1:g},{self.y1:g}"
+
+    @property
+    def width(self) -> float:
+        return max(self.x1 - self.x0, 0.5)
+
+    @property
+    def height(self) -> float:
+        return max(self.y1 - self.y0, 0.5)
+
+
+@dataclass(frozen=True)
+class DrawnPage:
+    number: int
+    size: PageSize
+    image_url: str
+    boxes: list[Box]
+
+
+@console_view
+def chunk(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
+    decide(principal, chunk_uid=uid)
+    detail = selectors.chunk_detail(uid, context=CONTEXT)
+    found = detail.chunk
+    item = found.item
+    pages, no_picture = _drawn_pages(item, found.page, found.page_end, found.locations or [])
+    return render(
+        request,
+        "console/chunk.html",
+        {
+            "chunk": found,
+            "text": detail.text,
+            "item": item,
+            "collection": found.collection,
+            "library": found.library,
+            "sections": [part for part in found.section_path.split(SECTION_SEPARATOR) if part],
+            "before": detail.before,
+            "after": detail.after,
+            "previous_uid": detail.previous_uid,
+            "next_uid": detail.next_uid,
+            "pages": pages,
+            "no_picture": no_picture,
+        },
+    )
+
+
+def _drawn_pages(
+    item: Item, first: int | None, last: int | None, locations: list[list[float]]
+) -> tuple[list[DrawnPage], str]:
+    """The chunk's pages with their boxes, or why they cannot be drawn ("" for a non-PDF)."""
+    if item.item_type != "pdf" or first is None:
+        return [], ""
+    pages = []
+    for number in range(first, (last or first) + 1):
+        try:
+            _, size = page_picture(item, number)
+        except NoPicture as exc:
+            return [], str(exc)
+        boxes = [
+            Box(int(page), x0, y0, x1, y1, top=size.height - y1)
+            for page, x0, y0, x1, y1 in locations
+            if int(page) == number
+        ]
+        url = reverse("console:page-image", args=[item.uid, number])
+        pages.append(DrawnPage(number, size, url, boxes))
+    return pages, ""
+
+
+@console_view
+def page_image(request: HttpRequest, principal: Principal, uid: str, number: int) -> HttpResponse:
+    decide(principal, item_uid=uid)
+    item = selectors.get_item(uid)
+    try:
+        data, _ = page_picture(item, number)
+    except NoPicture as exc:
+        raise Http404(str(exc)) from exc
+    response = HttpResponse(data, content_type="image/png")
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
+
+
+@console_view
+def download(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
+    """The original, as an attachment (never shown inline: it is the document's own bytes)."""
+    decide(principal, item_uid=uid)
+    item = selectors.get_item(uid)
+    try:
+        data = original(item)
+    except NoPicture as exc:
+        raise Http404(str(exc)) from exc
+    found = formats.by_item_type(item.item_type)
+    content_type = found.mime_types[0] if found is not None else "application/octet-stream"
+    response = HttpResponse(data, content_type=content_type)
+    response["Content-Disposition"] = _attachment(item, found)
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def _attachment(item: Item, found: formats.Format | None) -> str:
+    name = PurePosixPath(item.source.split("?")[0]).name or item.uid
+    if found is not None and not name.lower().endswith(found.suffixes):
+        name = f"{name}{found.suffixes[0]}"
+    return content_disposition_header(as_attachment=True, filename=name) or "attachment"

@@ -1,0 +1,95 @@
+"""Files an editor drops on a collection: each one checked (type by its name, size, how many at
+once), kept as an upload job and read by the background worker, as `upsert_item` does with a large
+document; the page shows the upload's progress, then polls the jobs until each is read or says why
+it failed. The same file name uploaded again replaces its item."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_POST
+
+from mcp_server.auth.principal import Principal
+from mcp_server.console.access import console_view, decide, decide_write
+from mnemosyne.ingestion import formats
+from mnemosyne.ingestion.jobs import enqueue_upload
+from mnemosyne.library import selectors
+from mnemosyne.library.errors import InvalidArgument
+from mnemosyne.library.models import IngestJob
+
+# Files in one upload.
+MAX_FILES = 20
+# Jobs shown under the upload form, newest first.
+JOBS_SHOWN = 20
+_WORKING = (IngestJob.Status.QUEUED, IngestJob.Status.RUNNING)
+
+
+@require_POST
+@console_view
+def upload(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
+    decide_write(principal, "upsert_item", collection_uid=uid)
+    collection = selectors.get_collection(uid)
+    files = request.FILES.getlist("files")
+    refused: list[str] = []
+    if not files:
+        refused.append("Choose or drop at least one file.")
+    elif len(files) > MAX_FILES:
+        refused.append(f"{len(files)} files at once is more than {MAX_FILES}; upload them in parts.")
+        files = []
+    for upload in files:
+        name = PurePath(upload.name or "").name
+        found = formats.by_filename(name)
+        if found is None:
+            refused.append(f"{name}: not a type Mnemosyne reads ({', '.join(_suffixes())}).")
+            continue
+        if upload.size is not None and upload.size > settings.INGEST_MAX_FILE_BYTES:
+            refused.append(
+                f"{name}: {upload.size:,} bytes, over the limit of {settings.INGEST_MAX_FILE_BYTES:,}."
+            )
+            continue
+        try:
+            enqueue_upload(
+                collection=collection,
+                title=PurePath(name).stem or name,
+                content=upload.read(),
+                mime_type=found.mime_types[0],
+                external_id=f"upload:{name}",
+                metadata={"file_name": name, "uploaded_by": request.user.get_username()},
+            )
+        except InvalidArgument as exc:
+            refused.append(f"{name}: {exc}.")
+    return _jobs_page(request, collection.uid, refused, status=400 if refused and not files else 200)
+
+
+@console_view
+def jobs(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
+    """The collection's recent upload jobs (polled while any is queued or being read)."""
+    decide(principal, collection_uid=uid)
+    return _jobs_page(request, uid, [])
+
+
+def _jobs_page(request: HttpRequest, uid: str, refused: list[str], *, status: int = 200) -> HttpResponse:
+    recent = list(
+        IngestJob.objects.filter(collection__uid=uid)
+        .select_related("item")
+        .defer("content")
+        .order_by("-created_at")[:JOBS_SHOWN]
+    )
+    return render(
+        request,
+        "console/upload_jobs.html",
+        {
+            "uid": uid,
+            "jobs": recent,
+            "refused": refused,
+            "working": any(job.status in _WORKING for job in recent),
+        },
+        status=status,
+    )
+
+
+def _suffixes() -> list[str]:
+    return sorted({suffix for entry in formats.FORMATS for suffix in entry.suffixes})

@@ -1,0 +1,26 @@
+"""The console's addresses, under /console/ (mnemosyne/urls.py)."""
+
+from django.urls import path
+
+from mcp_server.console import browse, changes, citations, sign_in, tokens, uploads
+
+app_name = "console"
+
+urlpatterns = [
+    path("", browse.libraries, name="libraries"),
+    path("sign-in/", sign_in.SignIn.as_view(), name="sign-in"),
+    path("sign-out/", sign_in.SignOut.as_view(), name="sign-out"),
+    path("libraries/<str:uid>/", browse.library, name="library"),
+    path("collections/<str:uid>/", browse.collection, name="collection"),
+    path("items/<str:uid>/", browse.item, name="item"),
+    path("items/<str:uid>/original", citations.download, name="download"),
+    path("items/<str:uid>/pages/<int:number>.png", citations.page_image, name="page-image"),
+    path("chunks/<str:uid>", citations.chunk, name="chunk"),
+    path("items/<str:uid>/delete", changes.delete_item, name="delete-item"),
+    path("collections/<str:uid>/retry-failed", changes.retry_failed, name="retry-failed"),
+    path("collections/<str:uid>/uploads", uploads.upload, name="upload"),
+    path("collections/<str:uid>/jobs", uploads.jobs, name="jobs"),
+    path("sources/<str:uid>/sync", changes.sync_now, name="sync-now"),
+    path("tokens/", tokens.tokens, name="tokens"),
+    path("tokens/<int:token_id>/revoke", tokens.revoke, name="revoke-token"),
+]

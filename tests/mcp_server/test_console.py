@@ -1,0 +1,390 @@
+"""The console in Chromium (Playwright), against uvicorn over real HTTP, under LIBRARY_ACCESS=grants.
+
+A person follows a search hit's `url` from an MCP client, signs in, and lands on the PDF page with
+the passage boxed: every drawn box is where get_chunk's `locations` say, and the PDF's own text
+under it (read with pypdfium2) is the chunk's. They browse libraries → collection → item → chunks
+and see only the library they were granted; everything of another library answers 404 exactly like
+an unknown uid. Untrusted titles, text and file names render as text. axe-core on every page.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pypdfium2 as pdfium
+import pytest
+from django.contrib.auth.models import User
+
+from mcp_server.auth.actions import create_token
+from mcp_server.auth.library_access import Role
+from mcp_server.auth.library_grants import grant
+from mnemosyne.embedding import Embedder
+from mnemosyne.ingestion.runner import ingest_paths
+from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item, Source
+from mnemosyne.library.services import ensure_collection, ensure_library
+from tests.browser import axe_violations, chromium, in_thread, screenshot
+from tests.conftest import FIXTURES
+from tests.mcp_server.clients import call_all, post, rpc
+from tests.servers import db_worker, uvicorn_server
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+PASSWORD = "a console password 4 tests"
+QUESTION = "Which ASN.1 type is not handled at all?"
+
+
+@pytest.fixture(scope="module")
+def console_url(django_db_setup, django_db_blocker, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    data_dir = tmp_path_factory.mktemp("console")
+    with (
+        django_db_blocker.unblock(),
+        uvicorn_server(data_dir, env={"LIBRARY_ACCESS": "grants"}, log_name="console") as url,
+    ):
+        yield url, data_dir
+
+
+def _ingest(directory: Path, library: str, collection: str, embedder: Embedder) -> Collection:
+    found = ensure_collection(library=ensure_library(name=library), name=collection)
+    ingest_paths([directory], collection=found, report=lambda line: None, embedder=embedder)
+    return found
+
+
+def _dialogs(page: Any) -> list[str]:
+    """What any alert() a page runs would say (none may run: documents' text is never code)."""
+    seen: list[str] = []
+
+    def record(dialog: Any) -> None:
+        seen.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", record)
+    return seen
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z]{3,}", text)
+
+
+def _sign_in(page: Any, username: str) -> None:
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_load_state()
+
+
+def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
+    console_url: tuple[str, Path], embedder: Embedder, tmp_path: Path, settings: Any
+) -> None:
+    base, data_dir = console_url
+    settings.MNEMOSYNE_DATA_DIR = data_dir  # the server's chunk store: page pictures need the originals
+    manuals_dir, secret_dir = tmp_path / "manuals", tmp_path / "secret"
+    manuals_dir.mkdir()
+    secret_dir.mkdir()
+    shutil.copy(FIXTURES / "pdfs" / "libtasn1.pdf", manuals_dir / "libtasn1.pdf")
+    (secret_dir / "salaries.md").write_text("# Salaries\n\nThe salary bands of 2026, by grade.\n")
+    manuals = _ingest(manuals_dir, "Manuals", "debian", embedder)
+    secret = _ingest(secret_dir, "Payroll", "private", embedder)
+    rita = User.objects.create_user("rita", password=PASSWORD)
+    grant(library=manuals.library, role=Role.READER, user=rita, actor="test")
+    _, raw = create_token(user=rita, name="rita's client", actor="test")
+
+    (found,) = call_all(base, raw, [("search", {"query": QUESTION, "limit": 5})])
+    hits = found.structured_content["results"]
+    answer = next(hit for hit in hits if hit["page"] == 5)
+    assert all(hit["url"] == f"{base}/console/chunks/{hit['chunk_uid']}#passage" for hit in hits)
+    assert answer["url"] in found.content[0].text  # the text a client shows carries the link too
+    (chunk,) = call_all(base, raw, [("get_chunk", {"chunk_uid": answer["chunk_uid"]})])
+    expected = chunk.structured_content
+    assert expected["url"] == answer["url"]
+    hidden = Chunk.objects.filter(library=secret.library).select_related("item", "collection").first()
+    assert hidden is not None
+    source = Source.objects.create(collection=secret, kind=Source.Kind.DIRECTORY, location=str(secret_dir))
+    # Every console address that names a library's content (GET), and every change (POST).
+    hidden_paths = [
+        f"libraries/{secret.library.uid}/",
+        f"collections/{secret.uid}/",
+        f"collections/{secret.uid}/jobs",
+        f"items/{hidden.item.uid}/",
+        f"items/{hidden.item.uid}/original",
+        f"items/{hidden.item.uid}/pages/1.png",
+        f"items/{hidden.item.uid}/delete",
+        f"chunks/{hidden.uid}",
+    ]
+    hidden_changes = [
+        f"items/{hidden.item.uid}/delete",
+        f"collections/{secret.uid}/retry-failed",
+        f"collections/{secret.uid}/uploads",
+        f"sources/{source.uid}/sync",
+    ]
+    pdf = Item.objects.get(collection=manuals)
+
+    with chromium() as browser:
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        dialogs = _dialogs(page)
+        # The link from the client: sign in first, then the passage.
+        page.goto(answer["url"])
+        assert "/console/sign-in/" in page.url
+        assert axe_violations(page) == []
+        screenshot(page, "console-sign-in")
+        _sign_in(page, "rita")
+        assert page.url.startswith(f"{base}/console/chunks/{answer['chunk_uid']}")
+        boxes = page.locator("rect.highlight").evaluate_all(
+            "rects => rects.map(r => [Number(r.dataset.page), ...r.dataset.box.split(',').map(Number)])"
+        )
+        stored = [[b["page"], b["x0"], b["y0"], b["x1"], b["y1"]] for b in expected["locations"]]
+        assert boxes and sorted(boxes) == sorted(stored)
+        # The PDF's own text under each box is the chunk's (the pages' own words, not ours).
+        chunk_words = set(_words(expected["text"]))
+        for page_number, *box in boxes:
+            under = _pdf_words_under(manuals_dir / "libtasn1.pdf", page_number, box)
+            assert under and sum(word in chunk_words for word in under) >= 0.9 * len(under), under
+        assert page.locator("figure.page").count() == expected["page_end"] - expected["page"] + 1
+        assert page.locator("nav.crumbs li").all_inner_texts()[:4] == [
+            "Libraries",
+            "Manuals",
+            "debian",
+            pdf.title,
+        ]
+        assert axe_violations(page) == []
+        screenshot(page, "console-citation")
+        picture = page.request.get(base + (page.locator("svg image").first.get_attribute("href") or ""))
+        assert picture.status == 200 and picture.headers["content-type"] == "image/png"
+
+        # Browse: only the granted library; its collection, the item and its chunks.
+        page.goto(f"{base}/console/")
+        assert page.locator("main table tbody th").all_inner_texts() == ["Manuals"]
+        assert axe_violations(page) == []
+        screenshot(page, "console-libraries")
+        page.click("text=Manuals")
+        assert axe_violations(page) == []
+        page.click("main table >> text=debian")
+        assert page.locator("#items tbody tr").count() == 1
+        page.fill("#q", "no such title")
+        page.wait_for_selector("#items >> text=No items match")
+        # htmx swapped the rows and kept the address shareable.
+        assert parse_qs(urlsplit(page.url).query)["q"] == ["no such title"]
+        page.fill("#q", "")
+        page.wait_for_selector("#items tbody tr")
+        assert axe_violations(page) == []
+        screenshot(page, "console-collection")
+        page.click(f"#items >> text={pdf.title}")
+        assert page.locator("table.chunks tbody tr").count() == pdf.chunk_count
+        assert axe_violations(page) == []
+        screenshot(page, "console-item")
+        download = page.request.get(f"{base}/console/items/{pdf.uid}/original")
+        assert download.status == 200 and download.body() == (manuals_dir / "libtasn1.pdf").read_bytes()
+        assert download.headers["content-disposition"] == 'attachment; filename="libtasn1.pdf"'
+        assert download.headers["x-content-type-options"] == "nosniff"
+
+        # Another library's every address answers as an unknown uid does.
+        for path in hidden_paths:
+            unknown = re.sub(r"/(lib|col|itm|chk)_\w+", r"/\1_unknown00000000", f"/{path}")
+            refused = page.request.get(f"{base}/console/{path}")
+            missing = page.request.get(f"{base}/console{unknown}")
+            assert (refused.status, missing.status) == (404, 404), path
+            assert "Payroll" not in refused.text() and "salar" not in refused.text().lower()
+        csrf = next(cookie["value"] for cookie in page.context.cookies() if cookie["name"] == "csrftoken")
+        for path in hidden_changes:
+            unknown = re.sub(r"/(itm|col|src)_\w+/", r"/\1_unknown00000000/", f"/{path}")
+            form: dict[str, str | float | bool] = {"csrfmiddlewaretoken": csrf, "confirm": "delete"}
+            refused = page.request.post(f"{base}/console/{path}", form=form)
+            missing = page.request.post(f"{base}/console{unknown}", form=form)
+            assert (refused.status, missing.status) == (404, 404), path
+        assert dialogs == []
+
+
+def test_untrusted_titles_text_and_file_names_render_as_text(
+    console_url: tuple[str, Path], embedder: Embedder, tmp_path: Path, settings: Any
+) -> None:
+    base, data_dir = console_url
+    settings.MNEMOSYNE_DATA_DIR = data_dir
+    name = '"><svg onload=alert(3)>.md'
+    (tmp_path / name).write_text(
+        "# <script>alert(1)</script> Release notes\n\n"
+        "The parser now accepts <img src=x onerror=alert(2)> in captions.\n"
+    )
+    collection = _ingest(tmp_path, "Notes", "<b>unsafe</b>", embedder)
+    User.objects.create_superuser("sam", "sam@example.com", PASSWORD)
+    item = Item.objects.get(collection=collection)
+    chunk = Chunk.objects.filter(item=item).first()
+    assert chunk is not None
+
+    with chromium() as browser:
+        page = browser.new_context().new_page()
+        dialogs = _dialogs(page)
+        page.goto(f"{base}/console/sign-in/")
+        _sign_in(page, "sam")
+        for path in (f"collections/{collection.uid}/", f"items/{item.uid}/", f"chunks/{chunk.uid}"):
+            page.goto(f"{base}/console/{path}")
+            text = page.locator("main").inner_text()
+            assert "<script>alert(1)</script>" in page.locator("h1").inner_text() or path.startswith("coll")
+            assert page.locator("main script, main svg[onload], main img").count() == 0
+            assert axe_violations(page) == []
+        assert "<img src=x onerror=alert(2)>" in text
+        page.goto(f"{base}/console/items/{item.uid}/")
+        assert name in page.locator("main").inner_text()
+        assert dialogs == []
+
+
+def test_the_console_asks_who_is_looking(console_url: tuple[str, Path]) -> None:
+    base, _ = console_url
+    with chromium() as browser:
+        page = browser.new_context().new_page()
+        response = page.request.get(f"{base}/console/items/itm_unknown00000000/", max_redirects=0)
+        assert response.status == 302
+        assert response.headers["location"].startswith("/console/sign-in/?next=")
+        page.goto(f"{base}/console/sign-in/")
+        csp = page.request.get(f"{base}/console/sign-in/").headers["content-security-policy"]
+        assert "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
+        page.fill("#id_username", "nobody")
+        page.fill("#id_password", "wrong")
+        page.click("main button[type=submit]")
+        assert (
+            page.locator("[role=alert]").inner_text().startswith("Your username and password did not match")
+        )
+
+
+def _pdf_words_under(pdf: Path, page_number: int, box: list[float]) -> list[str]:
+    document = pdfium.PdfDocument(str(pdf))
+    try:
+        text_page = document[page_number - 1].get_textpage()
+        return _words(text_page.get_text_bounded(box[0], box[1], box[2], box[3]))
+    finally:
+        document.close()
+
+
+def test_a_token_made_in_the_console_works_until_it_is_revoked_there(
+    console_url: tuple[str, Path], embedder: Embedder, tmp_path: Path, settings: Any
+) -> None:
+    base, data_dir = console_url
+    settings.MNEMOSYNE_DATA_DIR = data_dir
+    (tmp_path / "guide.md").write_text("# Guide\n\nRestore the database from last night's backup.\n")
+    guides = _ingest(tmp_path, "Guides", "main", embedder)
+    rita = User.objects.create_user("rita", password=PASSWORD)
+    mona = User.objects.create_user("mona", password=PASSWORD)
+    grant(library=guides.library, role=Role.READER, user=rita, actor="test")
+    grant(library=guides.library, role=Role.MANAGER, user=mona, actor="test")
+
+    with chromium() as browser:
+        page = browser.new_context().new_page()
+        page.goto(f"{base}/console/tokens/")
+        _sign_in(page, "rita")
+        page.fill("#id_name", "laptop Claude")
+        page.check("text=Guides")
+        page.click("text=Create the token")
+        raw = page.locator("#new-token").inner_text()
+        assert raw.startswith("mnem_")
+        configs = page.locator("section.created pre").all_inner_texts()
+        assert len(configs) == 5 and all(raw in config for config in configs)
+        assert f"{base}/mcp/" in configs[0]
+        assert axe_violations(page) == []
+        screenshot(page, "console-tokens")
+        # The page shows it once: a reload has no secret in it.
+        page.goto(f"{base}/console/tokens/")
+        assert raw not in page.content()
+        assert page.locator("tbody th").all_inner_texts() == ["laptop Claude"]
+
+        (listed,) = in_thread(lambda: call_all(base, raw, [("list_libraries", {})]))
+        assert [row["name"] for row in listed.structured_content["libraries"]] == ["Guides"]
+
+        # Mona manages Guides: she sees rita's token and may revoke it; rita's own page then says so.
+        other = browser.new_context().new_page()
+        other.goto(f"{base}/console/tokens/")
+        _sign_in(other, "mona")
+        other.click("button[aria-label='Revoke laptop Claude']")
+        other.wait_for_load_state()
+        page.reload()
+        assert page.locator("text=revoked").count() == 1
+    refused = post(base, rpc("tools/call", {"name": "list_libraries", "arguments": {}}), raw)
+    assert refused.status_code == 401 and "revoked" in refused.text
+
+
+def test_an_editor_uploads_a_pdf_watches_it_read_retries_a_failure_and_deletes_with_a_confirmation(
+    console_url: tuple[str, Path], embedder: Embedder, tmp_path: Path, settings: Any, django_db_blocker: Any
+) -> None:
+    base, data_dir = console_url
+    settings.MNEMOSYNE_DATA_DIR = data_dir
+    notes = tmp_path / "docs" / "release-notes.pdf"
+    notes.parent.mkdir()
+    shutil.copy(FIXTURES / "pdfs" / "libtasn1.pdf", notes)
+    guides = ensure_collection(library=ensure_library(name="Guides"), name="main")
+    # An item whose last reading failed (say the embedding endpoint was down), its file still there.
+    failed = Item.objects.create(
+        collection=guides,
+        source="docs/release-notes.pdf",
+        title="release-notes",
+        item_type="pdf",
+        metadata={"path": str(notes)},
+        embedding_status=EmbeddingStatus.FAILED,
+        embedding_error="the embedding endpoint did not answer in 30 s",
+    )
+    eve = User.objects.create_user("eve", password=PASSWORD)
+    ray = User.objects.create_user("ray", password=PASSWORD)
+    grant(library=guides.library, role=Role.EDITOR, user=eve, actor="test")
+    grant(library=guides.library, role=Role.READER, user=ray, actor="test")
+    collection_url = f"{base}/console/collections/{guides.uid}/"
+
+    with django_db_blocker.unblock(), db_worker(data_dir, log_name="console-worker"), chromium() as browser:
+        reader = browser.new_context().new_page()
+        reader.goto(collection_url)
+        _sign_in(reader, "ray")
+        # A reader sees the failure and its reason, and no way to change anything.
+        assert failed.embedding_error[:40] in reader.locator("#items").inner_text()
+        assert reader.locator("#upload").count() == 0 and reader.locator("text=again").count() == 0
+        csrf = reader.context.cookies()
+        token = next(cookie["value"] for cookie in csrf if cookie["name"] == "csrftoken")
+        refused = reader.request.post(
+            f"{collection_url}retry-failed",
+            form={"csrfmiddlewaretoken": token},
+            headers={"Referer": collection_url},
+        )
+        assert refused.status == 403 and "not change it" in refused.text()
+
+        page = browser.new_context().new_page()
+        page.goto(collection_url)
+        _sign_in(page, "eve")
+        # One action reads it again from where it came from.
+        page.click("text=Read the 1 failed item again")
+        assert "Queued 1 of 1 failed items" in page.locator(".messages").inner_text()
+        _wait_for(page, lambda: "complete: 1" in page.locator(".counts").inner_text(), collection_url)
+
+        # Two files dropped at once: each becomes a job the page follows until it is read.
+        page.set_input_files("#files", [FIXTURES / "pdfs" / "libtasn1.pdf", FIXTURES / "docs" / "backups.md"])
+        page.click("#upload button[type=submit]")
+        page.wait_for_selector("#jobs tbody tr")
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('#jobs tbody .badge')]"
+            ".every(badge => badge.textContent === 'complete')",
+            timeout=180_000,
+        )
+        assert page.locator("#jobs tbody tr").count() == 2
+        assert axe_violations(page) == []
+        screenshot(page, "console-upload")
+
+        # Deleting asks first, showing what goes; only the typed confirmation deletes.
+        page.click("#jobs a >> text=backup")
+        page.click("text=Delete this item…")
+        assert "chunk" in page.locator("main ul").inner_text()
+        assert axe_violations(page) == []
+        token = page.locator("main input[name=csrfmiddlewaretoken]").input_value()
+        target = page.locator("main form").get_attribute("action") or ""
+        wrong = page.request.post(base + target, form={"csrfmiddlewaretoken": token, "confirm": "yes"})
+        assert wrong.status == 200 and "Delete it" in wrong.text()  # asked again, nothing deleted
+        page.click("text=Delete it")
+        assert "Deleted “backups”" in page.locator(".messages").inner_text()
+    titles = sorted(Item.objects.filter(collection=guides).values_list("title", flat=True))
+    assert len(titles) == 2 and all(title.lower().startswith("libtasn1") for title in titles)
+
+
+def _wait_for(page: Any, done: Any, url: str, seconds: float = 180) -> None:
+    """Reload `url` until `done()` (the background worker is reading)."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, page.locator("main").inner_text()[:2000]
+        page.wait_for_timeout(1000)
+        page.goto(url)
