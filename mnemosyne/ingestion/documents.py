@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -93,6 +94,8 @@ class ParsedDocument:
     # Pages read by OCR, and those of them where OCR found no text (1-based).
     ocr_pages: tuple[int, ...] = ()
     unreadable_pages: tuple[int, ...] = ()
+    # Seconds the reading took: "parse" (OCR left out) and "ocr" (parsing.parse_bytes).
+    seconds: Mapping[str, float] = field(default_factory=dict, compare=False)
 
 
 # Titles that name a file, not a document: an accession number or a hash, a bare number,

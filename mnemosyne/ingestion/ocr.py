@@ -11,8 +11,12 @@ run-together words split (word_splitting.py).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+import time
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from PIL import Image
@@ -36,6 +40,10 @@ class OCRUnavailable(Exception):
     """The OCR engine cannot be loaded (rapidocr-onnxruntime or its models missing)."""
 
 
+# The seconds OCR has spent for the parse running in this thread (clocked), if one is counting.
+_SPENT: ContextVar[list[float] | None] = ContextVar("ocr_seconds", default=None)
+
+
 def _get_engine() -> Any:
     global _engine
     if _engine is None:
@@ -48,14 +56,30 @@ def _get_engine() -> Any:
     return _engine
 
 
+@contextlib.contextmanager
+def clocked() -> Iterator[list[float]]:
+    """Within the block, the seconds OCR spends in this thread add up in the list's one element
+    (the parse's "ocr" stage, parsing.parse_bytes)."""
+    spent = [0.0]
+    reset = _SPENT.set(spent)
+    try:
+        yield spent
+    finally:
+        _SPENT.reset(reset)
+
+
 def recognise(image: Image.Image, *, page: int, scale: float, height: float) -> list[Line]:
     """The text lines in a picture of a page, top to bottom.
 
     `scale` converts the image's pixels to the page's units; `height` is the page's height in those
     units (the image's y axis points down, the page's up).
     """
+    started = time.perf_counter()
     with _lock:
         result, _ = _get_engine()(image, use_cls=False, return_word_box=True, text_score=MIN_CONFIDENCE)
+    spent = _SPENT.get()
+    if spent is not None:
+        spent[0] += time.perf_counter() - started
     lines = []
     for entry in result or []:
         line = _line(entry, page=page, scale=scale, height=height)

@@ -7,9 +7,11 @@ code lives in `mnemosyne.ingestion.parsers`.
 from __future__ import annotations
 
 import logging
+import time
+from dataclasses import replace
 from pathlib import Path, PurePath
 
-from mnemosyne.ingestion import formats
+from mnemosyne.ingestion import formats, ocr
 from mnemosyne.ingestion.documents import (
     DocumentRejected,
     ParsedDocument,
@@ -30,9 +32,14 @@ def parse_file(path: Path) -> ParsedDocument:
 
 
 def parse_bytes(data: bytes, *, filename: str) -> ParsedDocument:
+    """The document in `data`, with the seconds its parse and its OCR took."""
     found = format_of(filename)
+    started = time.perf_counter()
     try:
-        return found.parse(data, filename=filename)
+        with ocr.clocked() as ocr_seconds:
+            parsed = found.parse(data, filename=filename)
+        elapsed = time.perf_counter() - started
+        return replace(parsed, seconds={"parse": elapsed - ocr_seconds[0], "ocr": ocr_seconds[0]})
     except DocumentRejected:
         raise
     except Exception as exc:

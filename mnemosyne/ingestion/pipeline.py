@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -57,6 +58,8 @@ class DocumentInput:
     given: Mapping[str, object] = field(default_factory=dict)
     # The bytes it was parsed from, kept beside its chunks (keys.original_key); empty: not kept.
     original: bytes = b""
+    # Seconds spent getting those bytes ("read": a file, a URL, an object), as the door timed it.
+    read_seconds: float | None = None
 
 
 @dataclass
@@ -67,6 +70,8 @@ class _Planned:
     chunks: list[PlannedChunk]
     error: BaseException | None = None
     identity: Identity = field(default_factory=Identity)
+    # Seconds reading its identity and planning its chunks took.
+    chunk_seconds: float = 0.0
 
 
 @dataclass
@@ -78,13 +83,15 @@ class _Claimed:
     created: bool
     chunks: list[PlannedChunk]
     identity: Identity = field(default_factory=Identity)
+    chunk_seconds: float = 0.0
 
 
 @dataclass
 class _Batch:
     results: list[IngestResult]
     claimed: list[_Claimed]
-    vectors: Future[list[list[float]]] | None = None
+    # The batch's vectors, and the seconds the model took for them.
+    vectors: Future[tuple[list[list[float]], float]] | None = None
 
 
 def ingest_documents(
@@ -112,7 +119,7 @@ def ingest_documents(
             batch = _claim(group, collection=collection, signature=signature)
             inputs = [chunk.embedding_input for entry in batch.claimed for chunk in entry.chunks]
             if inputs:
-                batch.vectors = model_thread.submit(embedder.embed_batch, inputs)
+                batch.vectors = model_thread.submit(_embedded, embedder, inputs)
             if in_flight is not None:
                 yield from (_report(r, on_progress) for r in _finish(in_flight, store, signature, model))
             in_flight = batch
@@ -192,6 +199,7 @@ def chunks_of(parsed: ParsedDocument, embedder: Embedder, *, document: str = "")
 
 
 def _plan(document: DocumentInput, embedder: Embedder) -> _Planned:
+    started = time.perf_counter()
     try:
         identity = identify(document.parsed, given=document.given)
         chunks = chunks_of(document.parsed, embedder, document=document_line(identity))
@@ -200,7 +208,13 @@ def _plan(document: DocumentInput, embedder: Embedder) -> _Planned:
         return _Planned(document, [], exc)
     if not chunks:
         return _Planned(document, [], ValueError("no text or images to index"))
-    return _Planned(document, chunks, identity=identity)
+    return _Planned(document, chunks, identity=identity, chunk_seconds=time.perf_counter() - started)
+
+
+def _embedded(embedder: Embedder, inputs: list[str]) -> tuple[list[list[float]], float]:
+    started = time.perf_counter()
+    vectors = embedder.embed_batch(inputs)
+    return vectors, time.perf_counter() - started
 
 
 def _with_item_corrections(planned: _Planned, item: Item) -> tuple[Identity, list[PlannedChunk]]:
@@ -252,7 +266,9 @@ def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str)
         else:
             processing.append(item.pk)
             identity, chunks = _with_item_corrections(planned, item)
-            batch.claimed.append(_Claimed(document, item, item.uid in created, chunks, identity))
+            batch.claimed.append(
+                _Claimed(document, item, item.uid in created, chunks, identity, planned.chunk_seconds)
+            )
     services.mark_processing(item_ids=processing)
     return batch
 
@@ -270,7 +286,7 @@ def _finish(batch: _Batch, store: ChunkStore, signature: str, model: _Model) -> 
     if not batch.claimed or batch.vectors is None:
         return batch.results
     try:
-        vectors = batch.vectors.result()
+        vectors, embed_seconds = batch.vectors.result()
     except Exception as exc:
         logger.exception("embedding a batch of %d documents failed", len(batch.claimed))
         return batch.results + [_fail(entry.item, entry.document.source, exc) for entry in batch.claimed]
@@ -279,9 +295,40 @@ def _finish(batch: _Batch, store: ChunkStore, signature: str, model: _Model) -> 
     for claimed in batch.claimed:
         entries.append(_entry(claimed, vectors[offset : offset + len(claimed.chunks)], signature))
         offset += len(claimed.chunks)
-    results = batch.results + _write(batch.claimed, entries, store, model)
+    started = time.perf_counter()
+    written = _write(batch.claimed, entries, store, model)
+    _record_stages(batch.claimed, written, embed_seconds, time.perf_counter() - started)
     writes.forget_logged_statements()
-    return results
+    return batch.results + written
+
+
+def _record_stages(
+    claimed: Sequence[_Claimed], written: Sequence[IngestResult], embed_seconds: float, write_seconds: float
+) -> None:
+    """Each written item's time per stage in its metadata ("stages", seconds): read and parse (OCR
+    apart) as its door timed them, chunk, and its share of the batch's embedding and writing by
+    its share of the batch's chunks. For the console's ingestion view; a failure here is logged."""
+    ok = {result.item_uid for result in written if result.outcome in (Outcome.CREATED, Outcome.UPDATED)}
+    total = sum(len(entry.chunks) for entry in claimed) or 1
+    stages: dict[int, dict[str, float]] = {}
+    for entry in claimed:
+        if entry.item.uid not in ok:
+            continue
+        share = len(entry.chunks) / total
+        parsed = entry.document.parsed.seconds
+        found = {
+            "read": entry.document.read_seconds,
+            "parse": parsed.get("parse"),
+            "ocr": parsed.get("ocr"),
+            "chunk": entry.chunk_seconds,
+            "embed": embed_seconds * share,
+            "write": write_seconds * share,
+        }
+        stages[entry.item.pk] = {name: round(value, 4) for name, value in found.items() if value is not None}
+    try:
+        writes.record_stages(stages)
+    except Exception:
+        logger.exception("recording the stages' times of %d items failed", len(stages))
 
 
 def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> writes.ItemChunks:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -159,8 +160,10 @@ def read_file(
         oversize = too_large(path.stat().st_size)
         if oversize:
             return Skipped(path, oversize)
+        started = time.perf_counter()
         data = path.read_bytes()
         digest = content_hash(data)
+        read_seconds = time.perf_counter() - started
         if unchanged is not None and (result := unchanged(source_file.source, digest)) is not None:
             return result
         parsed = parse_bytes(data, filename=path.name)
@@ -175,13 +178,16 @@ def read_file(
         metadata={"path": str(path)},
         given=given or {},
         original=data,
+        read_seconds=read_seconds,
     )
 
 
 def read_url(url: str, *, given: Mapping[str, object] | None = None) -> DocumentInput | IngestResult:
     """Fetch and parse a URL; one that cannot be is a failed result (its item, if any, is untouched)."""
     try:
+        started = time.perf_counter()
         fetched = fetch_url(url)
+        read_seconds = time.perf_counter() - started
         parsed = parse_bytes(fetched.data, filename=fetched.filename)
     except (FetchFailed, DocumentRejected) as exc:
         return IngestResult(url, Outcome.FAILED, error=str(exc))
@@ -196,6 +202,7 @@ def read_url(url: str, *, given: Mapping[str, object] | None = None) -> Document
         metadata=metadata,
         given=given or {},
         original=fetched.data,
+        read_seconds=read_seconds,
     )
 
 

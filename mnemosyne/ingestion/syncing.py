@@ -13,6 +13,7 @@ runs at a time (a PostgreSQL advisory lock): another that finds it running is sk
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -206,8 +207,10 @@ def _ingest(
                 result.unchanged += 1
                 continue
             try:
+                started = time.perf_counter()
                 data = listed.read()
                 digest = content_hash(data)  # it may have changed since it was hashed
+                read_seconds = time.perf_counter() - started
                 fingerprints[listed.name] = (listed.fingerprint, digest)
                 parsed = parse_bytes(data, filename=listed.filename or PurePosixPath(listed.name).name)
             except OSError as exc:
@@ -223,6 +226,7 @@ def _ingest(
                 metadata={"source_uid": source.uid},
                 given=given,
                 original=data,
+                read_seconds=read_seconds,
             )
 
     for outcome in ingest_documents(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -138,6 +139,21 @@ def write_pages(
         """,
         [item_ids, library_ids, collection_ids, numbers, texts, [configs[i] for i in library_ids]],
     )
+
+
+def record_stages(stages: Mapping[int, Mapping[str, float]]) -> None:
+    """Each item's seconds per stage into its metadata["stages"]: one statement for a batch."""
+    if not stages:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE library_item AS i SET metadata = jsonb_set(i.metadata, '{stages}', v.stages::jsonb)
+            FROM unnest(%s::bigint[], %s::text[]) AS v(id, stages)
+            WHERE i.id = v.id
+            """,
+            [list(stages), [json.dumps(dict(item)) for item in stages.values()]],
+        )
 
 
 def forget_logged_statements() -> None:
