@@ -83,9 +83,10 @@ def axe_violations(page: Page) -> list[dict[str, Any]]:
     ]
 
 
-def screenshot(page: Page, name: str) -> Path:
-    """A screenshot for the docs (NAME.png under SCREENSHOTS), taken as the test sees the page."""
+def screenshot(page: Page, name: str, *, full_page: bool = True) -> Path:
+    """A screenshot for the docs (NAME.png under SCREENSHOTS), taken as the test sees the page
+    (the whole page, or what the window shows)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=full_page)
     return path

@@ -102,9 +102,10 @@ def record_write_call(
     outcome: str,
     arguments: dict[str, object],
     actor: str | None = None,
+    transport: str = "",
 ) -> None:
     """Audit a write-tool call: who (the token's owner, or `actor`, e.g. "jwt:<sub>"), what (tool,
-    argument names), the outcome."""
+    argument names), the outcome; and, for a write not made through MCP, where ("console")."""
     who = actor or (token.user.get_username() if token is not None else "anonymous")
     # Argument names only (not values: they may be whole documents).
     detail: dict[str, object] = {
@@ -112,6 +113,8 @@ def record_write_call(
         "outcome": outcome,
         "arguments": sorted(k for k, v in arguments.items() if v is not None),
     }
+    if transport:
+        detail["transport"] = transport
     if len(who) > ACTOR_LENGTH:
         detail["actor"] = who  # in full, where the column would cut it
     MCPAuditEvent.objects.create(

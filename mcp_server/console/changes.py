@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from mcp_server.auth.principal import Principal
-from mcp_server.console.access import console_view, decide_write
+from mcp_server.console.access import audited, console_view, decide_write
 from mnemosyne.ingestion.sources import is_url
 from mnemosyne.ingestion.syncing import sync_once
 from mnemosyne.ingestion.tasks import ingest_source
@@ -33,6 +33,7 @@ def delete_item(request: HttpRequest, principal: Principal, uid: str) -> HttpRes
     decide_write(principal, "delete_item", item_uid=uid)
     if request.method == "POST" and request.POST.get("confirm") == CONFIRM_DELETE:
         report = services.delete_item(item_uid=uid, dry_run=False, store=get_chunk_store())
+        audited(principal, "delete_item", "ok", item_uid=uid, dry_run=False)
         collection = report.item.collection
         messages.success(request, f"Deleted “{report.item.title}” and its {report.chunk_count} chunks.")
         if not report.storage_cleaned:
@@ -71,6 +72,7 @@ def retry_failed(request: HttpRequest, principal: Principal, uid: str) -> HttpRe
     failed = list(Item.objects.filter(collection=collection, embedding_status=EmbeddingStatus.FAILED))
     retries = [_retry(item) for item in failed]
     queued = sum(retry.queued for retry in retries)
+    audited(principal, "retry_failed", f"queued {queued} of {len(failed)}", collection_uid=uid)
     if not failed:
         messages.info(request, "No item of this collection has failed.")
     else:
@@ -106,5 +108,6 @@ def sync_now(request: HttpRequest, principal: Principal, uid: str) -> HttpRespon
     source = selectors.get_source(uid)
     decide_write(principal, "upsert_item", collection_uid=source.collection.uid)
     sync_once.enqueue(source_uid=source.uid)
+    audited(principal, "sync_now", "queued", source_uid=uid)
     messages.success(request, f"Queued a sync of {source.location}.")
     return HttpResponseRedirect(reverse("console:collection", args=[source.collection.uid]))

@@ -13,7 +13,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from mcp_server.auth.principal import Principal
-from mcp_server.console.access import console_view, decide, decide_write
+from mcp_server.console.access import audited, console_view, decide, decide_write
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.jobs import enqueue_upload
 from mnemosyne.library import selectors
@@ -61,6 +61,8 @@ def upload(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse
             )
         except InvalidArgument as exc:
             refused.append(f"{name}: {exc}.")
+        else:
+            audited(principal, "upsert_item", "queued", collection_uid=uid, content=name)
     return _jobs_page(request, collection.uid, refused, status=400 if refused and not files else 200)
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from mcp_server.console import browse, changes, citations, sign_in, tokens, uploads
+from mcp_server.console import browse, changes, citations, ingestion_watch, sign_in, tokens, uploads
 
 app_name = "console"
 
@@ -21,6 +21,7 @@ urlpatterns = [
     path("collections/<str:uid>/uploads", uploads.upload, name="upload"),
     path("collections/<str:uid>/jobs", uploads.jobs, name="jobs"),
     path("sources/<str:uid>/sync", changes.sync_now, name="sync-now"),
+    path("ingestion/", ingestion_watch.ingestion, name="ingestion"),
     path("tokens/", tokens.tokens, name="tokens"),
     path("tokens/<int:token_id>/revoke", tokens.revoke, name="revoke-token"),
 ]

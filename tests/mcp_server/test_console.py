@@ -23,6 +23,7 @@ from django.contrib.auth.models import User
 from mcp_server.auth.actions import create_token
 from mcp_server.auth.library_access import Role
 from mcp_server.auth.library_grants import grant
+from mcp_server.models import MCPAuditEvent
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item, Source
@@ -151,7 +152,7 @@ def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
             pdf.title,
         ]
         assert axe_violations(page) == []
-        screenshot(page, "console-citation")
+        screenshot(page, "console-citation", full_page=False)
         picture = page.request.get(base + (page.locator("svg image").first.get_attribute("href") or ""))
         assert picture.status == 200 and picture.headers["content-type"] == "image/png"
 
@@ -175,7 +176,7 @@ def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
         page.click(f"#items >> text={pdf.title}")
         assert page.locator("table.chunks tbody tr").count() == pdf.chunk_count
         assert axe_violations(page) == []
-        screenshot(page, "console-item")
+        screenshot(page, "console-item", full_page=False)
         download = page.request.get(f"{base}/console/items/{pdf.uid}/original")
         assert download.status == 200 and download.body() == (manuals_dir / "libtasn1.pdf").read_bytes()
         assert download.headers["content-disposition"] == 'attachment; filename="libtasn1.pdf"'
@@ -366,6 +367,16 @@ def test_an_editor_uploads_a_pdf_watches_it_read_retries_a_failure_and_deletes_w
         assert axe_violations(page) == []
         screenshot(page, "console-upload")
 
+        # The ingestion view: what was just read, with its time per stage; it polls by itself.
+        page.click("text=Ingestion")
+        timed = page.locator("table.stages tbody tr").all_inner_texts()
+        assert len(timed) == 3 and all(re.search(r"\d+\.\d{3}", row) for row in timed)
+        assert "workers seen working in the last 5 minutes: 1" in page.locator(".counts").inner_text()
+        assert page.locator("#live").get_attribute("hx-trigger") == "every 2s"
+        assert axe_violations(page) == []
+        screenshot(page, "console-ingestion")
+        page.goto(collection_url)
+
         # Deleting asks first, showing what goes; only the typed confirmation deletes.
         page.click("#jobs a >> text=backup")
         page.click("text=Delete this item…")
@@ -377,6 +388,16 @@ def test_an_editor_uploads_a_pdf_watches_it_read_retries_a_failure_and_deletes_w
         assert wrong.status == 200 and "Delete it" in wrong.text()  # asked again, nothing deleted
         page.click("text=Delete it")
         assert "Deleted “backups”" in page.locator(".messages").inner_text()
+    changes = [
+        (event.actor, event.detail["tool"], event.detail["transport"])
+        for event in MCPAuditEvent.objects.filter(kind=MCPAuditEvent.Kind.WRITE_TOOL_CALL).order_by("id")
+    ]
+    assert changes == [
+        ("eve", "retry_failed", "console"),
+        ("eve", "upsert_item", "console"),
+        ("eve", "upsert_item", "console"),
+        ("eve", "delete_item", "console"),
+    ]
     titles = sorted(Item.objects.filter(collection=guides).values_list("title", flat=True))
     assert len(titles) == 2 and all(title.lower().startswith("libtasn1") for title in titles)
 

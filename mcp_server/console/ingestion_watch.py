@@ -1,0 +1,96 @@
+"""Ingestion as it happens (/console/ingestion/, polled every two seconds): the items being read
+and those just read, each with its time per stage (read, parse, OCR, chunk, embed, write, as the
+pipeline recorded them in the item's metadata "stages"); failures with their reasons; upload jobs
+(one no worker has taken says so); the background queue and the workers seen working; the sources
+and the errors of their last sync. Within the person's libraries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
+
+from mcp_server.auth.principal import Principal
+from mcp_server.console.access import console_view
+from mnemosyne.ingestion.status import ingestion_status
+from mnemosyne.library import selectors
+from mnemosyne.library.models import EmbeddingStatus, Item
+
+# Items just read, newest first.
+RECENT = 20
+STAGES = ("read", "parse", "ocr", "chunk", "embed", "write")
+# A worker that finished a task this recently, or is running one, is counted as working.
+WORKER_SEEN = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class Timed:
+    item: Item
+    stages: list[tuple[str, float | None]]
+    total: float
+
+
+@dataclass(frozen=True)
+class Queue:
+    waiting: int
+    running: int
+    workers: int
+
+
+@console_view
+def ingestion(request: HttpRequest, principal: Principal) -> HttpResponse:
+    status = ingestion_status(limit=50)
+    recent = (
+        selectors.within_boundary(Item.objects.select_related("collection"), "collection__library_id")
+        .filter(embedding_status=EmbeddingStatus.COMPLETE)
+        .order_by("-updated_at", "-id")[:RECENT]
+    )
+    template = "console/ingestion_live.html" if getattr(request, "htmx", False) else "console/ingestion.html"
+    return render(
+        request,
+        template,
+        {
+            "status": status,
+            "counts": [(name, status.counts.get(name, 0)) for name in EmbeddingStatus.values],
+            "recent": [_timed(item) for item in recent],
+            "stages": STAGES,
+            "queue": _queue(),
+            "reading": any(item.embedding_status == EmbeddingStatus.PROCESSING for item in status.items),
+        },
+    )
+
+
+def _timed(item: Item) -> Timed:
+    recorded = item.metadata.get("stages") if isinstance(item.metadata, dict) else None
+    recorded = recorded if isinstance(recorded, dict) else {}
+    stages = [(stage, _seconds(recorded.get(stage))) for stage in STAGES]
+    return Timed(item, stages, sum(seconds or 0.0 for _, seconds in stages))
+
+
+def _seconds(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _queue() -> Queue:
+    """The background tasks waiting and running (every library's: the queue is the server's), and
+    how many workers were seen working lately."""
+    counted = dict(
+        DBTaskResult.objects.filter(status__in=["READY", "RUNNING"])
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    seen: set[str] = set()
+    lately = timezone.now() - WORKER_SEEN
+    for worker_ids in DBTaskResult.objects.filter(status="RUNNING").values_list("worker_ids", flat=True):
+        seen.update(worker_ids[-1:])
+    for worker_ids in DBTaskResult.objects.filter(finished_at__gte=lately).values_list(
+        "worker_ids", flat=True
+    )[:500]:
+        seen.update(worker_ids[-1:])
+    return Queue(waiting=counted.get("READY", 0), running=counted.get("RUNNING", 0), workers=len(seen))
