@@ -12,6 +12,7 @@ from django.shortcuts import render
 
 from mcp_server.auth.principal import Principal
 from mcp_server.auth.refusals import WRITE
+from mcp_server.console import item_text as text_view
 from mcp_server.console.access import console_view, decide
 from mcp_server.console.chunk_flags import flags_of
 from mnemosyne.library import selectors
@@ -167,5 +168,33 @@ def item(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
                 )
                 if value
             ],
+        },
+    )
+
+
+@console_view
+def item_text(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
+    """The chunk inspector's text view: the item's normalised text with its chunk boundaries drawn,
+    a page of chunks at a time (from ordinal `from`)."""
+    decide(principal, item_uid=uid)
+    found = selectors.get_item(uid)
+    start = request.GET.get("from", "0")
+    first = int(start) if start.isdigit() and len(start) <= 9 else 0
+    chunks = list(
+        Chunk.objects.filter(item=found, ordinal__gte=first)
+        .order_by("ordinal")
+        .defer("embedding", "search_vector")[: text_view.CHUNKS_PER_PAGE + 1]
+    )
+    shown = chunks[: text_view.CHUNKS_PER_PAGE]
+    return render(
+        request,
+        "console/item_text.html",
+        {
+            "item": found,
+            "collection": found.collection,
+            "library": found.collection.library,
+            "pieces": [(piece, flags_of(piece.chunk)) for piece in text_view.pieces(shown)],
+            "next_from": chunks[-1].ordinal if len(chunks) > len(shown) else None,
+            "first": first,
         },
     )

@@ -17,11 +17,13 @@ from django.views.decorators.http import require_POST
 
 from mcp_server.auth.principal import Principal
 from mcp_server.console.access import audited, console_view, decide_write
+from mnemosyne.ingestion.source_setup import kind_of, new_source
 from mnemosyne.ingestion.sources import is_url
-from mnemosyne.ingestion.syncing import sync_once
+from mnemosyne.ingestion.syncing import schedule_next, sync_once
 from mnemosyne.ingestion.tasks import ingest_source
 from mnemosyne.library import selectors, services
-from mnemosyne.library.models import EmbeddingStatus, Item
+from mnemosyne.library.errors import InvalidArgument
+from mnemosyne.library.models import EmbeddingStatus, Item, Source
 from mnemosyne.storage import get_chunk_store
 
 # A typed confirmation: the form sends exactly this, nothing else deletes.
@@ -111,3 +113,50 @@ def sync_now(request: HttpRequest, principal: Principal, uid: str) -> HttpRespon
     audited(principal, "sync_now", "queued", source_uid=uid)
     messages.success(request, f"Queued a sync of {source.location}.")
     return HttpResponseRedirect(reverse("console:collection", args=[source.collection.uid]))
+
+
+@require_POST
+@console_view
+def add_source(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
+    """Attach a source to the collection and queue its first sync. A website is any editor's to
+    add; a directory, a git working tree or an S3 prefix reads what this server may read, so only
+    staff add those."""
+    decide_write(principal, "upsert_item", collection_uid=uid)
+    collection = selectors.get_collection(uid)
+    location = request.POST.get("location", "").strip()[:2000]
+    every = request.POST.get("every", "").strip()
+    user = request.user
+    if not location:
+        messages.error(
+            request, "Give the source's location: a website's address, or for staff a path or s3://…"
+        )
+    elif kind_of(location) != Source.Kind.WEB and not (user.is_staff or user.is_superuser):
+        messages.error(
+            request, "Only staff may add a directory, a git working tree or an S3 prefix; a website you may."
+        )
+    elif every and not (every.isdigit() and len(every) <= 6):
+        messages.error(request, "Sync every: a whole number of minutes, or empty for no schedule.")
+    else:
+        try:
+            source = new_source(
+                collection,
+                location,
+                git=request.POST.get("git") == "on",
+                include=_patterns(request.POST.get("include", "")),
+                exclude=_patterns(request.POST.get("exclude", "")),
+                every_minutes=int(every) if every else None,
+            )
+        except InvalidArgument as exc:
+            messages.error(request, f"Not added: {exc}.")
+        else:
+            sync_once.enqueue(source_uid=source.uid)
+            if source.every_minutes:
+                schedule_next(source)
+            audited(principal, "add_source", "queued", collection_uid=uid, location=location)
+            messages.success(request, f"Added {source.location}; its first sync is queued.")
+    return HttpResponseRedirect(reverse("console:collection", args=[collection.uid]))
+
+
+def _patterns(text: str) -> list[str]:
+    """gitignore-style patterns, one a line (at most 50 of 200 characters)."""
+    return [line.strip()[:200] for line in text.splitlines() if line.strip()][:50]

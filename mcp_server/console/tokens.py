@@ -1,6 +1,7 @@
 """Tokens and clients (/console/tokens/): a signed-in person creates a token (shown once, with a
-copy button and ready-to-paste client configurations), lists and revokes their own; staff see and
-revoke every token, a library's managers those that reach their libraries. Every change is a POST
+copy button and ready-to-paste client configurations), lists and revokes their own tokens and the
+applications they connected through OAuth; staff see and revoke every live token and OAuth grant,
+a library's managers those that reach their libraries. Every change is a POST
 with CSRF, written through auth/actions (the audit rows the admin's writes leave)."""
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from django.views.decorators.http import require_POST
 
 from mcp_server import client_configs
 from mcp_server.auth import actions, library_access
+from mcp_server.auth.oauth import grants
 from mcp_server.auth.principal import Principal
-from mcp_server.console.access import console_view
-from mcp_server.models import MCPToken
+from mcp_server.console.access import audited, console_view
+from mcp_server.models import MCPToken, OAuthGrant
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Library
 
@@ -98,6 +100,11 @@ def tokens(request: HttpRequest, principal: Principal) -> HttpResponse:
             .prefetch_related("libraries")
             .order_by("-created_at")[:LISTED],
             "others": _others(user),
+            "own_grants": OAuthGrant.objects.filter(user=user, revoked_at__isnull=True)
+            .select_related("client")
+            .prefetch_related("libraries")
+            .order_by("-created_at")[:LISTED],
+            "other_grants": _other_grants(user),
             "mcp_url": mcp_url,
         },
     )
@@ -140,16 +147,31 @@ def _others(user: User) -> list[MCPToken]:
     return [token for token in live[: LISTED * 5] if _may_revoke(user, token)][:LISTED]
 
 
-def _may_revoke(user: User, token: MCPToken) -> bool:
-    if token.user_id == user.pk or user.is_staff or user.is_superuser:
+def _other_grants(user: User) -> list[OAuthGrant]:
+    """Other people's live OAuth grants this person may revoke (as for tokens)."""
+    live = (
+        OAuthGrant.objects.exclude(user=user)
+        .filter(revoked_at__isnull=True)
+        .select_related("user", "client")
+        .prefetch_related("libraries")
+        .order_by("-created_at")
+    )
+    if user.is_staff or user.is_superuser:
+        return list(live[:LISTED])
+    return [grant for grant in live[: LISTED * 5] if _may_revoke(user, grant)][:LISTED]
+
+
+def _may_revoke(user: User, credential: MCPToken | OAuthGrant) -> bool:
+    if credential.user_id == user.pk or user.is_staff or user.is_superuser:
         return True
     managed = library_access.reach_of(user).managed
-    return bool(managed) and _reaches(token, managed)  # type: ignore[arg-type]
+    return bool(managed) and _reaches(credential, managed)  # type: ignore[arg-type]
 
 
-def _reaches(token: MCPToken, libraries: frozenset[int]) -> bool:
-    own = frozenset(library.pk for library in token.libraries.all()) or None
-    readable = library_access.reach_of(token.user).narrowed(own).readable
+def _reaches(credential: MCPToken | OAuthGrant, libraries: frozenset[int]) -> bool:
+    """Whether the token or grant reads one of `libraries` (its owner's reach, within its own)."""
+    own = frozenset(library.pk for library in credential.libraries.all()) or None
+    readable = library_access.reach_of(credential.user).narrowed(own).readable
     return readable is None or bool(readable & libraries)
 
 
@@ -162,4 +184,18 @@ def revoke(request: HttpRequest, principal: Principal, token_id: int) -> HttpRes
     if token is None or not _may_revoke(user, token):
         raise Http404("no such token")
     actions.revoke_token(token=token, actor=user.get_username(), address=request.META.get("REMOTE_ADDR", ""))
+    return HttpResponseRedirect(reverse("console:tokens"))
+
+
+@require_POST
+@console_view
+def revoke_grant(request: HttpRequest, principal: Principal, grant_id: int) -> HttpResponse:
+    """Disconnect an application: its OAuth grant and every token issued under it stop working."""
+    user = request.user
+    assert isinstance(user, User)
+    grant = OAuthGrant.objects.filter(pk=grant_id).select_related("user").first()
+    if grant is None or not _may_revoke(user, grant):
+        raise Http404("no such grant")
+    grants.revoke_grant(grant)
+    audited(principal, "revoke_oauth_grant", "ok", grant=grant.pk)
     return HttpResponseRedirect(reverse("console:tokens"))

@@ -63,7 +63,8 @@ def upload(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse
             refused.append(f"{name}: {exc}.")
         else:
             audited(principal, "upsert_item", "queued", collection_uid=uid, content=name)
-    return _jobs_page(request, collection.uid, refused, status=400 if refused and not files else 200)
+    # The refusals are part of the answer (shown above the jobs), so it is a 200 htmx swaps in.
+    return _jobs_page(request, collection.uid, refused)
 
 
 @console_view
@@ -73,7 +74,7 @@ def jobs(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
     return _jobs_page(request, uid, [])
 
 
-def _jobs_page(request: HttpRequest, uid: str, refused: list[str], *, status: int = 200) -> HttpResponse:
+def _jobs_page(request: HttpRequest, uid: str, refused: list[str]) -> HttpResponse:
     recent = list(
         IngestJob.objects.filter(collection__uid=uid)
         .select_related("item")
@@ -89,7 +90,6 @@ def _jobs_page(request: HttpRequest, uid: str, refused: list[str], *, status: in
             "refused": refused,
             "working": any(job.status in _WORKING for job in recent),
         },
-        status=status,
     )
 
 

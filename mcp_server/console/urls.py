@@ -14,6 +14,7 @@ urlpatterns = [
     path("collections/<str:uid>/", browse.collection, name="collection"),
     path("items/<str:uid>/", browse.item, name="item"),
     path("items/<str:uid>/original", citations.download, name="download"),
+    path("items/<str:uid>/text", browse.item_text, name="item-text"),
     path("items/<str:uid>/pages/<int:number>.png", citations.page_image, name="page-image"),
     path("chunks/<str:uid>", citations.chunk, name="chunk"),
     path("items/<str:uid>/delete", changes.delete_item, name="delete-item"),
@@ -21,7 +22,9 @@ urlpatterns = [
     path("collections/<str:uid>/uploads", uploads.upload, name="upload"),
     path("collections/<str:uid>/jobs", uploads.jobs, name="jobs"),
     path("sources/<str:uid>/sync", changes.sync_now, name="sync-now"),
+    path("collections/<str:uid>/sources", changes.add_source, name="add-source"),
     path("ingestion/", ingestion_watch.ingestion, name="ingestion"),
     path("tokens/", tokens.tokens, name="tokens"),
     path("tokens/<int:token_id>/revoke", tokens.revoke, name="revoke-token"),
+    path("applications/<int:grant_id>/revoke", tokens.revoke_grant, name="revoke-grant"),
 ]

@@ -23,7 +23,7 @@ from django.contrib.auth.models import User
 from mcp_server.auth.actions import create_token
 from mcp_server.auth.library_access import Role
 from mcp_server.auth.library_grants import grant
-from mcp_server.models import MCPAuditEvent
+from mcp_server.models import MCPAuditEvent, OAuthClient, OAuthGrant
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item, Source
@@ -37,6 +37,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 PASSWORD = "a console password 4 tests"
 QUESTION = "Which ASN.1 type is not handled at all?"
+# The console server's upload limit: the test PDF is 256 KB.
+MAX_BYTES = 1_000_000
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +46,11 @@ def console_url(django_db_setup, django_db_blocker, tmp_path_factory: pytest.Tem
     data_dir = tmp_path_factory.mktemp("console")
     with (
         django_db_blocker.unblock(),
-        uvicorn_server(data_dir, env={"LIBRARY_ACCESS": "grants"}, log_name="console") as url,
+        uvicorn_server(
+            data_dir,
+            env={"LIBRARY_ACCESS": "grants", "INGEST_MAX_FILE_BYTES": str(MAX_BYTES)},
+            log_name="console",
+        ) as url,
     ):
         yield url, data_dir
 
@@ -53,6 +59,16 @@ def _ingest(directory: Path, library: str, collection: str, embedder: Embedder) 
     found = ensure_collection(library=ensure_library(name=library), name=collection)
     ingest_paths([directory], collection=found, report=lambda line: None, embedder=embedder)
     return found
+
+
+def _tab_to(page: Any, selector: str, presses: int = 80) -> None:
+    """Press Tab until the element `selector` names has the focus (as a person without a mouse)."""
+    target = page.locator(selector).first
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if target.evaluate("element => element === document.activeElement"):
+            return
+    raise AssertionError(f"Tab never reached {selector}")
 
 
 def _dialogs(page: Any) -> list[str]:
@@ -177,6 +193,11 @@ def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
         assert page.locator("table.chunks tbody tr").count() == pdf.chunk_count
         assert axe_violations(page) == []
         screenshot(page, "console-item", full_page=False)
+        page.click("text=Read the text with the chunk boundaries drawn")
+        assert page.locator(".inspected .boundary").count() == min(pdf.chunk_count, 100)
+        assert page.locator(".inspected .overlap").count() > 0  # chunks overlap by CHUNK_OVERLAP_TOKENS
+        assert axe_violations(page) == []
+        screenshot(page, "console-item-text", full_page=False)
         download = page.request.get(f"{base}/console/items/{pdf.uid}/original")
         assert download.status == 200 and download.body() == (manuals_dir / "libtasn1.pdf").read_bytes()
         assert download.headers["content-disposition"] == 'attachment; filename="libtasn1.pdf"'
@@ -197,6 +218,24 @@ def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
             missing = page.request.post(f"{base}/console{unknown}", form=form)
             assert (refused.status, missing.status) == (404, 404), path
         assert dialogs == []
+
+        # The same way from the keyboard alone: sign in, then Tab and Enter down to a chunk's passage.
+        keys = browser.new_context().new_page()
+        keys.goto(f"{base}/console/")
+        _tab_to(keys, "#id_username")
+        keys.keyboard.type("rita")
+        keys.keyboard.press("Tab")
+        keys.keyboard.type(PASSWORD)
+        keys.keyboard.press("Enter")
+        keys.wait_for_url(f"{base}/console/")
+        for link in ("Manuals", "debian", pdf.title, "Read the text with the chunk boundaries drawn"):
+            _tab_to(keys, f"a:text-is('{link}')")
+            keys.keyboard.press("Enter")
+            keys.wait_for_load_state()
+        _tab_to(keys, "a.boundary#chunk-3")
+        keys.keyboard.press("Enter")
+        keys.wait_for_selector("rect.highlight")
+        assert "/console/chunks/" in keys.url
 
 
 def test_untrusted_titles_text_and_file_names_render_as_text(
@@ -270,6 +309,8 @@ def test_a_token_made_in_the_console_works_until_it_is_revoked_there(
     mona = User.objects.create_user("mona", password=PASSWORD)
     grant(library=guides.library, role=Role.READER, user=rita, actor="test")
     grant(library=guides.library, role=Role.MANAGER, user=mona, actor="test")
+    client = OAuthClient.objects.create(client_id="https://desk.example/client.json", name="Desk AI")
+    connected = OAuthGrant.objects.create(user=rita, client=client, scopes=["read"], resource=f"{base}/mcp")
 
     with chromium() as browser:
         page = browser.new_context().new_page()
@@ -288,7 +329,7 @@ def test_a_token_made_in_the_console_works_until_it_is_revoked_there(
         # The page shows it once: a reload has no secret in it.
         page.goto(f"{base}/console/tokens/")
         assert raw not in page.content()
-        assert page.locator("tbody th").all_inner_texts() == ["laptop Claude"]
+        assert page.locator("tbody th").all_inner_texts() == ["laptop Claude", "Desk AI"]
 
         (listed,) = in_thread(lambda: call_all(base, raw, [("list_libraries", {})]))
         assert [row["name"] for row in listed.structured_content["libraries"]] == ["Guides"]
@@ -299,10 +340,15 @@ def test_a_token_made_in_the_console_works_until_it_is_revoked_there(
         _sign_in(other, "mona")
         other.click("button[aria-label='Revoke laptop Claude']")
         other.wait_for_load_state()
+        assert axe_violations(other) == []
+        other.click("button[aria-label='Disconnect Desk AI of rita']")
+        other.wait_for_load_state()
         page.reload()
         assert page.locator("text=revoked").count() == 1
     refused = post(base, rpc("tools/call", {"name": "list_libraries", "arguments": {}}), raw)
     assert refused.status_code == 401 and "revoked" in refused.text
+    connected.refresh_from_db()
+    assert connected.revoked_at is not None
 
 
 def test_an_editor_uploads_a_pdf_watches_it_read_retries_a_failure_and_deletes_with_a_confirmation(
@@ -377,6 +423,48 @@ def test_an_editor_uploads_a_pdf_watches_it_read_retries_a_failure_and_deletes_w
         screenshot(page, "console-ingestion")
         page.goto(collection_url)
 
+        # What cannot be read is refused in words, file by file; nothing is queued for it.
+        (tmp_path / "tool.exe").write_bytes(b"MZ")
+        (tmp_path / "huge.md").write_bytes(b"# Huge\n\n" + b"x" * MAX_BYTES)
+        page.set_input_files("#files", [tmp_path / "tool.exe", tmp_path / "huge.md"])
+        page.click("#upload button[type=submit]")
+        page.wait_for_selector("#jobs [role=alert]")
+        said = page.locator("#jobs [role=alert]").all_inner_texts()
+        assert said[0].startswith("tool.exe: not a type Mnemosyne reads (")
+        assert said[1] == f"huge.md: {MAX_BYTES + 8:,} bytes, over the limit of {MAX_BYTES:,}."
+        many = [tmp_path / f"note-{number}.md" for number in range(21)]
+        for path in many:
+            path.write_text("# Note\n\nShort.\n")
+        page.set_input_files("#files", many)
+        page.click("#upload button[type=submit]")
+        page.wait_for_selector("#jobs >> text=21 files at once is more than 20")
+        assert page.locator("main h1").inner_text() == "main"  # the rows swapped in, the page kept
+        assert page.locator("#jobs tbody tr").count() == 2  # still the two read above
+
+        # A source kept in sync: a directory of this machine is for staff only; then added and synced.
+        synced = tmp_path / "synced"
+        synced.mkdir()
+        (synced / "runbook.md").write_text("# Runbook\n\nRestart the worker when the queue stalls.\n")
+        page.click("text=Add a source kept in sync")
+        page.fill("#location", str(synced))
+        page.click("text=Add and sync now")
+        assert "Only staff may add a directory" in page.locator(".messages").inner_text()
+        assert in_thread(lambda: User.objects.filter(username="eve").update(is_staff=True)) == 1
+        # The browser refuses "soon" for minutes itself (the field's pattern); the server does too.
+        form_token = page.locator("main input[name=csrfmiddlewaretoken]").first.input_value()
+        form: dict[str, str | float | bool] = {
+            "csrfmiddlewaretoken": form_token,
+            "location": str(synced),
+            "every": "soon",
+        }
+        answered = page.request.post(f"{collection_url}sources", form=form)  # redirected to the collection
+        assert "a whole number of minutes" in answered.text()
+        page.click("text=Add a source kept in sync")
+        page.fill("#location", str(synced))
+        page.click("text=Add and sync now")
+        assert "its first sync is queued" in page.locator(".messages").inner_text()
+        _wait_for(page, lambda: page.locator("#items a:text-is('Runbook')").count() == 1, collection_url)
+
         # Deleting asks first, showing what goes; only the typed confirmation deletes.
         page.click("#jobs a >> text=backup")
         page.click("text=Delete this item…")
@@ -396,10 +484,11 @@ def test_an_editor_uploads_a_pdf_watches_it_read_retries_a_failure_and_deletes_w
         ("eve", "retry_failed", "console"),
         ("eve", "upsert_item", "console"),
         ("eve", "upsert_item", "console"),
+        ("eve", "add_source", "console"),
         ("eve", "delete_item", "console"),
     ]
     titles = sorted(Item.objects.filter(collection=guides).values_list("title", flat=True))
-    assert len(titles) == 2 and all(title.lower().startswith("libtasn1") for title in titles)
+    assert sorted(title.lower() for title in titles) == ["libtasn1", "libtasn1", "runbook"]
 
 
 def _wait_for(page: Any, done: Any, url: str, seconds: float = 180) -> None:

@@ -3,19 +3,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import IntegrityError
+from django.db import transaction
 
-from mnemosyne.ingestion.fetch import FetchFailed, check_url
 from mnemosyne.ingestion.identity import InvalidIdentity, given_as_text, given_metadata
 from mnemosyne.ingestion.listings import SourceUnavailable
-from mnemosyne.ingestion.s3_objects import parse_location
+from mnemosyne.ingestion.source_setup import new_source
 from mnemosyne.ingestion.syncing import schedule_next, sync_source
 from mnemosyne.library.errors import InvalidArgument
-from mnemosyne.library.models import LibraryType, Source
+from mnemosyne.library.models import LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.management.schema import require_current_schema
 
@@ -72,52 +70,26 @@ class Command(BaseCommand):
         except InvalidIdentity as exc:
             raise CommandError(str(exc)) from exc
         require_current_schema()
-        web = options["path"].startswith(("http://", "https://"))
-        s3 = options["path"].startswith("s3://")
-        if s3:
-            try:
-                parse_location(options["path"])
-            except ValueError as exc:
-                raise CommandError(str(exc)) from None
-        if web:
-            try:
-                check_url(options["path"])
-            except FetchFailed as exc:
-                raise CommandError(str(exc)) from None
-        location = options["path"] if s3 or web else str(Path(options["path"]).expanduser().resolve())
-        kind = (
-            Source.Kind.WEB
-            if web
-            else Source.Kind.S3
-            if s3
-            else Source.Kind.GIT
-            if options["git"]
-            else Source.Kind.DIRECTORY
-        )
         every = options["every"]
-        if every is not None and every < 1:
-            raise CommandError("--every must be at least 1 (minutes)")
-        if not 1 <= options["max_pages"] <= 100_000 or not 0 <= options["max_depth"] <= 20:
-            raise CommandError("--max-pages must be 1-100000 and --max-depth 0-20")
         try:
-            library = ensure_library(name=options["library"], library_type=options["library_type"])
-            collection = ensure_collection(library=library, name=options["collection"])
+            # All or nothing: a location refused leaves no library or collection behind.
+            with transaction.atomic():
+                library = ensure_library(name=options["library"], library_type=options["library_type"])
+                collection = ensure_collection(library=library, name=options["collection"])
+                source = new_source(
+                    collection,
+                    options["path"],
+                    git=options["git"],
+                    include=options["include"],
+                    exclude=options["exclude"],
+                    every_minutes=every,
+                    max_pages=options["max_pages"],
+                    max_depth=options["max_depth"],
+                    document=document,
+                )
         except InvalidArgument as exc:
             raise CommandError(str(exc)) from exc
-        try:
-            source = Source.objects.create(
-                collection=collection,
-                kind=kind,
-                location=location,
-                include=options["include"],
-                exclude=options["exclude"],
-                every_minutes=every,
-                max_pages=options["max_pages"],
-                max_depth=options["max_depth"],
-                document=document,
-            )
-        except IntegrityError:
-            raise CommandError(f"{location} is already a source of that collection") from None
+        location = source.location
         self.stdout.write(
             f"Source {source.uid}: {source.kind} {location} → {library.name} / {collection.name}"
         )
