@@ -19,14 +19,15 @@ from django.utils.http import content_disposition_header
 
 from mcp_server.auth.principal import Principal
 from mcp_server.console.access import console_view, decide
+from mcp_server.console.item_text import pieces
 from mcp_server.console.page_images import NoPicture, PageSize, original, page_picture
 from mnemosyne.ingestion import formats
 from mnemosyne.library import selectors
-from mnemosyne.library.models import Item
+from mnemosyne.library.models import Chunk, Item
 from mnemosyne.library.sections import SECTION_SEPARATOR
 
-# Neighbouring chunks shown before and after the cited one.
-CONTEXT = 2
+# A document without pages is shown as its text this many chunks either side of the cited one.
+TEXT_WINDOW = 20
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,11 @@ class DrawnPage:
 @console_view
 def chunk(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
     decide(principal, chunk_uid=uid)
-    detail = selectors.chunk_detail(uid, context=CONTEXT)
+    detail = selectors.chunk_detail(uid)
     found = detail.chunk
     item = found.item
     pages, no_picture = _drawn_pages(item, found.page, found.page_end, found.locations or [])
+    around = [] if pages else _text_around(found)
     return render(
         request,
         "console/chunk.html",
@@ -77,12 +79,11 @@ def chunk(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
             "collection": found.collection,
             "library": found.library,
             "sections": [part for part in found.section_path.split(SECTION_SEPARATOR) if part],
-            "before": detail.before,
-            "after": detail.after,
             "previous_uid": detail.previous_uid,
             "next_uid": detail.next_uid,
             "pages": pages,
             "no_picture": no_picture,
+            "around": around,
         },
     )
 
@@ -107,6 +108,32 @@ def _drawn_pages(
         url = reverse("console:page-image", args=[item.uid, number])
         pages.append(DrawnPage(number, size, url, boxes))
     return pages, ""
+
+
+def _text_around(cited: Chunk) -> list[tuple[bool, str]]:
+    """The item's text around the cited chunk, as (part of the cited chunk, text) in order, each
+    chunk without what it shares with the chunk before (so the text runs on); the cited chunk's
+    start, held by the chunk before too, is marked there."""
+    window = (
+        Chunk.objects.filter(
+            item_id=cited.item_id,
+            ordinal__gte=cited.ordinal - TEXT_WINDOW,
+            ordinal__lte=cited.ordinal + TEXT_WINDOW,
+        )
+        .order_by("ordinal")
+        .defer("embedding", "search_vector")
+    )
+    shown: list[tuple[bool, str]] = []
+    for number, piece in enumerate(pieces(list(window))):
+        is_cited = piece.chunk.pk == cited.pk
+        text = piece.text if number == 0 or piece.overlap else f"\n\n{piece.text}"
+        if is_cited and piece.overlap and shown and shown[-1][1].endswith(piece.overlap):
+            before = shown.pop()[1]
+            shown.append((False, before[: -len(piece.overlap)]))
+            text = piece.overlap + text
+        # Chunks that do not overlap meet at a section or paragraph break.
+        shown.append((is_cited, text))
+    return shown
 
 
 @console_view

@@ -266,6 +266,7 @@ def test_untrusted_titles_text_and_file_names_render_as_text(
             assert page.locator("main script, main svg[onload], main img").count() == 0
             assert axe_violations(page) == []
         assert "<img src=x onerror=alert(2)>" in text
+        assert "<img src=x onerror=alert(2)>" in page.locator("mark#passage").inner_text()
         page.goto(f"{base}/console/items/{item.uid}/")
         assert name in page.locator("main").inner_text()
         assert dialogs == []
