@@ -46,6 +46,7 @@ PARTS = (
     "search",
     "diversity",
     "access",
+    "console",
     "documents",
     "filings",
     "ocr",
@@ -238,6 +239,11 @@ def main(argv: list[str] | None = None) -> int:
                 outage_seconds=plan.outage_seconds,
                 log=log,
             )
+        if "console" in parts:
+            from benchmarks import console
+
+            # Before the million part grows the index tenfold: the console is timed at 100k chunks.
+            result.console = console.run(corpus_10x=corpus_10x, log=log)
         if "million" in parts and (plan.million or args.only == "million"):
             from benchmarks import million
 

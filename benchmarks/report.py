@@ -18,6 +18,7 @@ from benchmarks.results import (
     STAGE_LABELS,
     AccessTiming,
     BenchResult,
+    ConsoleTiming,
     DiversityTiming,
     DocumentsResult,
     ExtractorRun,
@@ -69,6 +70,8 @@ def render(result: BenchResult) -> str:
         lines += _diversity(result.diversity)
     if result.access:
         lines += _access(result.access)
+    if result.console:
+        lines += _console(result.console)
     if result.extractors:
         lines += _extractors(result.extractors)
     if result.documents is not None:
@@ -212,6 +215,23 @@ def _diversity(timings: list[DiversityTiming]) -> list[str]:
     lines += [
         f"| {t.limit} | {t.window} | {number(t.vectorised_ms, 2)} | {number(t.pairwise_ms)} "
         f"| {number(t.pairwise_ms / t.vectorised_ms, 0)}× | {'yes' if t.same_order else '**no**'} |"
+        for t in timings
+    ]
+    return [*lines, ""]
+
+
+def _console(timings: list[ConsoleTiming]) -> list[str]:
+    first = timings[0]
+    lines = [
+        f"### The console's pages ({first.chunks:,} chunks; {first.items:,} items in the collection listed; "
+        "milliseconds over HTTP, a signed-in client on the same machine)",
+        "",
+        "| page | requests | p50 | p95 |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {t.name} | {t.requests} | {number(t.p50_ms, 1 if t.p50_ms >= 1 else 4)} "
+        f"| {number(t.p95_ms, 1 if t.p95_ms >= 1 else 4)} |"
         for t in timings
     ]
     return [*lines, ""]

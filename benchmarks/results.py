@@ -208,6 +208,18 @@ class AccessTiming:
     queries: int
 
 
+@dataclass(frozen=True)
+class ConsoleTiming:
+    """One console page (or step) timed over HTTP by a signed-in client, milliseconds."""
+
+    name: str
+    requests: int
+    chunks: int
+    items: int
+    p50_ms: float
+    p95_ms: float
+
+
 @dataclass
 class ManualStats:
     """One manual's text chunks, inspected for what goes wrong in PDFs."""
@@ -373,6 +385,7 @@ class BenchResult:
     search: list[SearchSize] = field(default_factory=list)
     diversity: list[DiversityTiming] = field(default_factory=list)
     access: list[AccessTiming] = field(default_factory=list)
+    console: list[ConsoleTiming] = field(default_factory=list)
     documents: DocumentsResult | None = None
     filings: FilingsResult | None = None
     ocr: list[OcrRun] = field(default_factory=list)
