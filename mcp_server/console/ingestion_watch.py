@@ -1,31 +1,29 @@
 """Ingestion as it happens (/console/ingestion/, polled every two seconds): the items being read
 and those just read, each with its time per stage (read, parse, OCR, chunk, embed, write, as the
 pipeline recorded them in the item's metadata "stages"); failures with their reasons; upload jobs
-(one no worker has taken says so); the background queue and the workers seen working; the sources
-and the errors of their last sync. Within the person's libraries."""
+(one no worker has taken says so); the background queue and the workers alive (their heartbeats,
+ingestion/worker_beats.py); the sources and the errors of their last sync. Within the person's
+libraries."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from mcp_server.auth.principal import Principal
 from mcp_server.console.access import console_view
+from mnemosyne.ingestion import worker_beats
 from mnemosyne.ingestion.status import ingestion_status
 from mnemosyne.library import selectors
-from mnemosyne.library.models import EmbeddingStatus, Item
+from mnemosyne.library.models import EmbeddingStatus, Item, WorkerBeat
 
 # Items just read, newest first.
 RECENT = 20
 STAGES = ("read", "parse", "ocr", "chunk", "embed", "write")
-# A worker that finished a task this recently, or is running one, is counted as working.
-WORKER_SEEN = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
@@ -39,7 +37,7 @@ class Timed:
 class Queue:
     waiting: int
     running: int
-    workers: int
+    workers: list[WorkerBeat]
 
 
 @console_view
@@ -78,19 +76,13 @@ def _seconds(value: object) -> float | None:
 
 def _queue() -> Queue:
     """The background tasks waiting and running (every library's: the queue is the server's), and
-    how many workers were seen working lately."""
+    the workers alive."""
     counted = dict(
         DBTaskResult.objects.filter(status__in=["READY", "RUNNING"])
         .values_list("status")
         .annotate(n=Count("id"))
         .values_list("status", "n")
     )
-    seen: set[str] = set()
-    lately = timezone.now() - WORKER_SEEN
-    for worker_ids in DBTaskResult.objects.filter(status="RUNNING").values_list("worker_ids", flat=True):
-        seen.update(worker_ids[-1:])
-    for worker_ids in DBTaskResult.objects.filter(finished_at__gte=lately).values_list(
-        "worker_ids", flat=True
-    )[:500]:
-        seen.update(worker_ids[-1:])
-    return Queue(waiting=counted.get("READY", 0), running=counted.get("RUNNING", 0), workers=len(seen))
+    return Queue(
+        waiting=counted.get("READY", 0), running=counted.get("RUNNING", 0), workers=worker_beats.alive()
+    )

@@ -324,3 +324,14 @@ class IngestJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.uid} {self.title} ({self.status})"
+
+
+class WorkerBeat(models.Model):
+    """A background worker's heartbeat (ingestion/worker_beats.py): one row per `db_worker` process."""
+
+    name = models.CharField(max_length=200, unique=True, help_text="host:pid")
+    started_at = models.DateTimeField(auto_now_add=True)
+    seen_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.name

@@ -18,9 +18,10 @@ from django_tasks_db.models import DBTaskResult
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph.models import Mention
+from mnemosyne.ingestion import worker_beats
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.ingestion.tasks import enqueue_paths
-from mnemosyne.library.models import Chunk, EmbeddingStatus, Item, Posting
+from mnemosyne.library.models import Chunk, EmbeddingStatus, Item, Posting, WorkerBeat
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.storage import get_chunk_store
 from tests.servers import ROOT, child_env, database_url
@@ -96,6 +97,16 @@ def test_a_worker_ingests_the_enqueued_files(tmp_path: Path, start_worker) -> No
     assert failed.status == TaskResultStatus.FAILED
     assert failed.exception_class_path == "mnemosyne.ingestion.tasks.IngestTaskFailed"
     assert "empty file" in failed.traceback
+
+
+def test_a_worker_says_it_is_alive_while_idle_and_goes_when_it_stops(start_worker) -> None:
+    worker = start_worker()  # no task queued: it only polls
+    _wait_for(lambda: len(worker_beats.alive()) == 1, "the worker's first heartbeat", worker)
+    (beat,) = worker_beats.alive()
+    assert beat.name.endswith(f":{worker.pid}")
+    worker.send_signal(signal.SIGINT)  # Ctrl-C: the worker finishes and exits
+    worker.wait(timeout=60)
+    assert not WorkerBeat.objects.exists()  # removed as it exited
 
 
 def test_two_workers_share_one_queue_without_double_work(tmp_path: Path, start_worker) -> None:
