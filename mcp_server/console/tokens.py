@@ -17,6 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from mcp_server import client_configs
@@ -62,6 +63,7 @@ class Config:
     text: str
 
 
+@never_cache  # the page may carry a new token's secret: never kept by a browser or a proxy
 @console_view
 def tokens(request: HttpRequest, principal: Principal) -> HttpResponse:
     user = request.user

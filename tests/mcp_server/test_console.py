@@ -61,6 +61,11 @@ def _ingest(directory: Path, library: str, collection: str, embedder: Embedder) 
     return found
 
 
+def keys_state(page: Any) -> Any:
+    """The signed-in session of `page`, for another browser context (another screen size)."""
+    return page.context.storage_state()
+
+
 def _tab_to(page: Any, selector: str, presses: int = 80) -> None:
     """Press Tab until the element `selector` names has the focus (as a person without a mouse)."""
     target = page.locator(selector).first
@@ -219,6 +224,14 @@ def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
             assert (refused.status, missing.status) == (404, 404), path
         assert dialogs == []
 
+        # Readable on a phone: nothing wider than the screen but the tables' own scrolling boxes.
+        phone = browser.new_context(viewport={"width": 390, "height": 844}, storage_state=keys_state(page))
+        small = phone.new_page()
+        for path in (f"collections/{manuals.uid}/", f"items/{pdf.uid}/", f"chunks/{answer['chunk_uid']}"):
+            small.goto(f"{base}/console/{path}")
+            assert small.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"), path
+        screenshot(small, "console-phone", full_page=False)
+
         # The same way from the keyboard alone: sign in, then Tab and Enter down to a chunk's passage.
         keys = browser.new_context().new_page()
         keys.goto(f"{base}/console/")
@@ -322,6 +335,8 @@ def test_a_token_made_in_the_console_works_until_it_is_revoked_there(
         page.click("text=Create the token")
         raw = page.locator("#new-token").inner_text()
         assert raw.startswith("mnem_")
+        shown = page.request.get(f"{base}/console/tokens/")
+        assert "no-store" in shown.headers["cache-control"]
         configs = page.locator("section.created pre").all_inner_texts()
         assert len(configs) == 5 and all(raw in config for config in configs)
         assert f"{base}/mcp/" in configs[0]

@@ -36,7 +36,11 @@ def grpc_target(
     data_dir = tmp_path_factory.mktemp("grpc")
     metrics_dir = data_dir / "metrics"
     metrics_dir.mkdir()
-    extra = {"MCP_REQUIRE_AUTH": "true", "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}
+    extra = {
+        "MCP_REQUIRE_AUTH": "true",
+        "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
+        "MCP_PUBLIC_BASE_URL": "https://mnemosyne.example.org",
+    }
     with django_db_blocker.unblock(), grpc_server(data_dir, extra) as target:
         yield target, metrics_dir
 
@@ -77,6 +81,8 @@ def test_every_tool_answers_with_its_structured_result(
     assert found.success, found.message
     hit = json.loads(found.output)["results"][0]
     assert hit["item"]["title"] == "Backups"
+    # Citations open in the console at this server's public address, over gRPC too.
+    assert hit["url"] == f"https://mnemosyne.example.org/console/chunks/{hit['chunk_uid']}#passage"
     answers = {
         "get_chunk": call(target, "get_chunk", {"chunk_uid": hit["chunk_uid"], "context": "1"}, token),
         "list_libraries": call(target, "list_libraries", {}, token),

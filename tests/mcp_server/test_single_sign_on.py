@@ -184,6 +184,11 @@ def test_groups_from_the_provider_decide_what_a_search_sees(
         screenshot(page, "consent-with-grants")
         with page.expect_request(lambda request: request.url.startswith(REDIRECT)):
             page.click("button[value=allow]")
+        # The same sign-in opens the console (another tab, same browser), which shows what her
+        # groups' grants reach.
+        console = page.context.new_page()
+        console.goto(f"{sso_server}/console/")
+        assert console.locator("main table tbody th").all_inner_texts() == ["Engineering"]
     assert len(codes) == 1
     access = exchange(sso_server, client_id, codes[0], verifier).json()["access_token"]
 
@@ -213,6 +218,15 @@ def test_groups_from_the_provider_decide_what_a_search_sees(
     assert not alice.groups.exists()
     (libraries,) = call_all(sso_server, access, [("list_libraries", {})])
     assert libraries.structured_content["libraries"] == []
+
+    # From the console's own sign-in page: the provider, then back to the console, now empty.
+    with chromium() as browser:
+        page = browser.new_context().new_page()
+        page.goto(f"{sso_server}/console/")
+        page.click("text=Sign in with Example IdP")
+        sign_in_at_provider(page, "alice")
+        page.wait_for_url(f"{sso_server}/console/")
+        assert page.locator("main").inner_text().startswith("Libraries\n\nNo library you may see yet.")
 
 
 def test_a_forged_or_replayed_state_is_refused_and_changes_nothing(

@@ -38,6 +38,10 @@ def stdio_env(data_dir: Path, **extra: str) -> dict[str, str]:
     }
 
 
+# Where the server says people reach it (links to the console in answers).
+PUBLIC = "https://mnemosyne.example.org"
+
+
 def server(data_dir: Path, *args: str, **extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
@@ -80,7 +84,7 @@ def test_every_tool_over_stdio_within_the_tokens_library(
     note = {"collection_uid": collection.uid, "title": "Tides", "text": "# Tides\n\nHigh water at 06:12."}
 
     async def scenario() -> dict[str, Any]:
-        parameters = server(shared_data_dir, MNEMOSYNE_TOKEN=token)
+        parameters = server(shared_data_dir, MNEMOSYNE_TOKEN=token, MCP_PUBLIC_BASE_URL=PUBLIC)
         first = await session_calls(parameters, [("search", {"query": "restore the database from a dump"})])
         hit = first["search"].structured_content["results"][0]
         rest = await session_calls(
@@ -106,6 +110,9 @@ def test_every_tool_over_stdio_within_the_tokens_library(
     out = run(scenario)
     assert out["tools"] == {spec.name for spec in TOOL_SPECS}
     assert out["hit"]["library"]["uid"] == library.uid
+    # Citations open in the console at this server's public address, over stdio too.
+    citation = f"{PUBLIC}/console/chunks/{out['hit']['chunk_uid']}#passage"
+    assert out["hit"]["url"] == out["get_chunk"].structured_content["url"] == citation
     for name in (
         "get_chunk",
         "list_libraries",

@@ -86,21 +86,30 @@ def test_a_tool_has_its_own_limit_per_caller(limited_server_url: str) -> None:
     assert post(limited_server_url, LIST, second).status_code == 200, "other callers have their own count"
 
 
-def test_failed_admin_logins_are_throttled_per_address(settings, client: Client) -> None:
-    # Once: 60 wrong passwords, then the right one, never slowed.
+@pytest.mark.parametrize(
+    ("login_name", "network"), [("admin:login", "10.9.8"), ("console:sign-in", "10.9.9")]
+)
+def test_failed_logins_are_throttled_per_address(
+    settings, client: Client, login_name: str, network: str
+) -> None:
+    # Once: 60 wrong passwords, then the right one, never slowed. The console's sign-in counts alike.
     settings.ADMIN_LOGIN_FAILURES_PER_MINUTE = 3
     User.objects.create_superuser("boss", password="the-right-password")
-    login = reverse("admin:login")
+    login = reverse(login_name)
     within_one_minute()
     wrong = [
-        client.post(login, {"username": "boss", "password": f"wrong-{n}"}, REMOTE_ADDR="10.9.8.7").status_code
+        client.post(
+            login, {"username": "boss", "password": f"wrong-{n}"}, REMOTE_ADDR=f"{network}.7"
+        ).status_code
         for n in range(4)
     ]
     assert wrong == [200, 200, 200, 200]  # the form again, with its error
-    right = client.post(login, {"username": "boss", "password": "the-right-password"}, REMOTE_ADDR="10.9.8.7")
+    right = client.post(
+        login, {"username": "boss", "password": "the-right-password"}, REMOTE_ADDR=f"{network}.7"
+    )
     assert right.status_code == 429 and int(right["Retry-After"]) >= 1
     elsewhere = client.post(
-        login, {"username": "boss", "password": "the-right-password"}, REMOTE_ADDR="10.9.8.8"
+        login, {"username": "boss", "password": "the-right-password"}, REMOTE_ADDR=f"{network}.8"
     )
     assert elsewhere.status_code == 302, "another address logs in"
 
