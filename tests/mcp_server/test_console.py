@@ -216,6 +216,8 @@ def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
             assert (refused.status, missing.status) == (404, 404), path
             assert "Payroll" not in refused.text() and "salar" not in refused.text().lower()
         csrf = next(cookie["value"] for cookie in page.context.cookies() if cookie["name"] == "csrftoken")
+        forged = page.request.post(f"{base}/console/items/{pdf.uid}/delete", form={"confirm": "delete"})
+        assert forged.status == 403 and "CSRF" in forged.text()  # no token: refused before anything else
         for path in hidden_changes:
             unknown = re.sub(r"/(itm|col|src)_\w+/", r"/\1_unknown00000000/", f"/{path}")
             form: dict[str, str | float | bool] = {"csrfmiddlewaretoken": csrf, "confirm": "delete"}
