@@ -80,13 +80,18 @@ def _render(pdf: bytes, number: int) -> tuple[bytes, PageSize]:
     import pypdfium2 as pdfium
 
     with _pdfium:
-        document = pdfium.PdfDocument(pdf)
+        try:
+            document = pdfium.PdfDocument(pdf)
+        except pdfium.PdfiumError as exc:
+            raise NoPicture(f"its original cannot be opened as a PDF ({exc})") from exc
         try:
             if not 1 <= number <= len(document):
                 raise NoPicture(f"the document has no page {number}")
             page = document[number - 1]
             width, height = page.get_size()
             image = page.render(scale=SCALE).to_pil()
+        except pdfium.PdfiumError as exc:
+            raise NoPicture(f"page {number} cannot be drawn ({exc})") from exc
         finally:
             document.close()
     buffer = io.BytesIO()
