@@ -15,6 +15,7 @@ from mcp_server.auth.refusals import WRITE
 from mcp_server.console import item_text as text_view
 from mcp_server.console.access import console_view, decide
 from mcp_server.console.chunk_flags import flags_of
+from mnemosyne.ingestion.status import counts_by_status
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Chunk, EmbeddingStatus, IngestJob, Item, Library
 
@@ -126,13 +127,7 @@ def may_change(principal: Principal, library_id: int) -> bool:
 
 
 def _status_counts(collection_id: int) -> list[tuple[str, int]]:
-    counted = dict(
-        Item.objects.filter(collection_id=collection_id)
-        .values("embedding_status")
-        .annotate(n=Count("id"))
-        .values_list("embedding_status", "n")
-    )
-    return [(status, counted.get(status, 0)) for status in STATUSES]
+    return list(counts_by_status(Item.objects.filter(collection_id=collection_id)).items())
 
 
 @console_view

@@ -20,7 +20,7 @@ from django.utils.http import content_disposition_header
 from mcp_server.auth.principal import Principal
 from mcp_server.console.access import console_view, decide
 from mcp_server.console.item_text import pieces
-from mcp_server.console.page_images import NoPicture, PageSize, original, page_picture
+from mcp_server.console.page_images import NoPicture, PageSize, original, page_picture, page_size
 from mnemosyne.ingestion import formats
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Chunk, Item
@@ -97,7 +97,7 @@ def _drawn_pages(
     pages = []
     for number in range(first, (last or first) + 1):
         try:
-            _, size = page_picture(item, number)
+            size = page_size(item, number)
         except NoPicture as exc:
             return [], str(exc)
         boxes = [
@@ -141,7 +141,7 @@ def page_image(request: HttpRequest, principal: Principal, uid: str, number: int
     decide(principal, item_uid=uid)
     item = selectors.get_item(uid)
     try:
-        data, _ = page_picture(item, number)
+        data = page_picture(item, number)
     except NoPicture as exc:
         raise Http404(str(exc)) from exc
     response = HttpResponse(data, content_type="image/png")

@@ -54,7 +54,7 @@ def ingestion(request: HttpRequest, principal: Principal) -> HttpResponse:
         template,
         {
             "status": status,
-            "counts": [(name, status.counts.get(name, 0)) for name in EmbeddingStatus.values],
+            "counts": list(status.counts.items()),
             "recent": [_timed(item) for item in recent],
             "stages": STAGES,
             "queue": _queue(),

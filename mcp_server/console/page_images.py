@@ -56,24 +56,32 @@ def _cache_path(item: Item, number: int) -> Path:
     return settings.MNEMOSYNE_DATA_DIR / CACHE_DIR_NAME / item.uid / f"{digest}-{number}-{SCALE:g}.png"
 
 
-def page_picture(item: Item, number: int) -> tuple[bytes, PageSize]:
-    """The page (1-based) as PNG, and its size in points; cached after the first time."""
+def page_picture(item: Item, number: int) -> bytes:
+    """The page (1-based) as PNG; drawn the first time, then read from the cache."""
+    path = _drawn(item, number)
+    return path.read_bytes()
+
+
+def page_size(item: Item, number: int) -> PageSize:
+    """The page's size in points (the picture drawn first if it is not yet)."""
+    path = _drawn(item, number)
+    width, height = (float(part) for part in path.with_suffix(".size").read_text().split())
+    return PageSize(width, height)
+
+
+def _drawn(item: Item, number: int) -> Path:
+    """The cached picture's path, the page drawn into it (with its size beside it) if needed."""
     if item.item_type != "pdf":
         raise NoPicture("only PDF pages are drawn")
     path = _cache_path(item, number)
     size_path = path.with_suffix(".size")
     if path.exists() and size_path.exists():
-        width, height = (float(part) for part in size_path.read_text().split())
-        return path.read_bytes(), PageSize(width, height)
+        return path
     data, size = _render(original(item), number)
     path.parent.mkdir(parents=True, exist_ok=True)
     _write_whole(path, data)
     _write_whole(size_path, f"{size.width} {size.height}".encode())
-    return data, size
-
-
-def page_size(item: Item, number: int) -> PageSize:
-    return page_picture(item, number)[1]
+    return path
 
 
 def _render(pdf: bytes, number: int) -> tuple[bytes, PageSize]:

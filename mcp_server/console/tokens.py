@@ -9,10 +9,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass
+from typing import TypeVar
 
 from django import forms
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -29,6 +31,7 @@ from mcp_server.models import MCPToken, OAuthGrant
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Library
 
+Credential = TypeVar("Credential", MCPToken, OAuthGrant)
 # Tokens listed on the page, newest first.
 LISTED = 200
 EXPIRY_DAYS = ((30, "30 days"), (90, "90 days"), (365, "a year"), (0, "never"))
@@ -170,6 +173,14 @@ def _may_revoke(user: User, credential: MCPToken | OAuthGrant) -> bool:
     return bool(managed) and _reaches(credential, managed)  # type: ignore[arg-type]
 
 
+def _revocable(found: QuerySet[Credential], user: User) -> Credential:
+    """The token or grant asked for, if this person may revoke it; else 404, as for none."""
+    credential = found.select_related("user").first()
+    if credential is None or not _may_revoke(user, credential):
+        raise Http404("no such token or application")
+    return credential
+
+
 def _reaches(credential: MCPToken | OAuthGrant, libraries: frozenset[int]) -> bool:
     """Whether the token or grant reads one of `libraries` (its owner's reach, within its own)."""
     own = frozenset(library.pk for library in credential.libraries.all()) or None
@@ -182,9 +193,7 @@ def _reaches(credential: MCPToken | OAuthGrant, libraries: frozenset[int]) -> bo
 def revoke(request: HttpRequest, principal: Principal, token_id: int) -> HttpResponse:
     user = request.user
     assert isinstance(user, User)
-    token = MCPToken.objects.filter(pk=token_id).select_related("user").first()
-    if token is None or not _may_revoke(user, token):
-        raise Http404("no such token")
+    token = _revocable(MCPToken.objects.filter(pk=token_id), user)
     actions.revoke_token(token=token, actor=user.get_username(), address=request.META.get("REMOTE_ADDR", ""))
     return HttpResponseRedirect(reverse("console:tokens"))
 
@@ -195,9 +204,7 @@ def revoke_grant(request: HttpRequest, principal: Principal, grant_id: int) -> H
     """Disconnect an application: its OAuth grant and every token issued under it stop working."""
     user = request.user
     assert isinstance(user, User)
-    grant = OAuthGrant.objects.filter(pk=grant_id).select_related("user").first()
-    if grant is None or not _may_revoke(user, grant):
-        raise Http404("no such grant")
+    grant = _revocable(OAuthGrant.objects.filter(pk=grant_id), user)
     grants.revoke_grant(grant)
     audited(principal, "revoke_oauth_grant", "ok", grant=grant.pk)
     return HttpResponseRedirect(reverse("console:tokens"))

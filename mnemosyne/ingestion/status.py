@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from mnemosyne.library import selectors
@@ -64,8 +64,7 @@ def ingestion_status(
     if library_uid is not None:
         jobs = jobs.filter(collection__library__uid=library_uid)
         sources = sources.filter(collection__library__uid=library_uid)
-    counted = dict(items.order_by().values_list("embedding_status").annotate(n=Count("id")))
-    counts = {value: counted.get(value, 0) for value in EmbeddingStatus.values}
+    counts = counts_by_status(items)
     wanted = (
         items.filter(embedding_status=status)
         if status
@@ -85,6 +84,12 @@ def ingestion_status(
         jobs=[_state(job, now) for job in open_jobs.order_by("-created_at")[:limit]],
         sources=list(sources.order_by("id")[:limit]),
     )
+
+
+def counts_by_status(items: QuerySet[Item]) -> dict[str, int]:
+    """How many of these items are in each state (every state named, 0 when none): one GROUP BY."""
+    counted = dict(items.order_by().values_list("embedding_status").annotate(n=Count("id")))
+    return {value: counted.get(value, 0) for value in EmbeddingStatus.values}
 
 
 # An item status asked for → the job status that matches it.

@@ -51,43 +51,32 @@ _LIBRARY_FIELD = {
     Collection: "library_id",
     Item: "collection__library_id",
     Chunk: "library_id",
+    Source: "collection__library_id",
 }
 
 
+def _one(queryset: QuerySet[M], kind: str, uid: str) -> M:
+    """The row of this uid inside the library boundary, else NotFound (worded as for any uid)."""
+    found = within_boundary(queryset.filter(uid=uid), _LIBRARY_FIELD[queryset.model]).first()
+    if found is None:
+        raise NotFound(kind, uid)
+    return found
+
+
 def get_library(uid: str) -> Library:
-    library = within_boundary(Library.objects.filter(uid=uid), "id").first()
-    if library is None:
-        raise NotFound("library", uid)
-    return library
+    return _one(Library.objects.all(), "library", uid)
 
 
 def get_collection(uid: str) -> Collection:
-    collection = within_boundary(
-        Collection.objects.select_related("library").filter(uid=uid), "library_id"
-    ).first()
-    if collection is None:
-        raise NotFound("collection", uid)
-    return collection
+    return _one(Collection.objects.select_related("library"), "collection", uid)
 
 
 def get_item(uid: str) -> Item:
-    item = within_boundary(
-        Item.objects.select_related("collection", "collection__library", "origin").filter(uid=uid),
-        "collection__library_id",
-    ).first()
-    if item is None:
-        raise NotFound("item", uid)
-    return item
+    return _one(Item.objects.select_related("collection", "collection__library", "origin"), "item", uid)
 
 
 def get_source(uid: str) -> Source:
-    source = within_boundary(
-        Source.objects.select_related("collection", "collection__library").filter(uid=uid),
-        "collection__library_id",
-    ).first()
-    if source is None:
-        raise NotFound("source", uid)
-    return source
+    return _one(Source.objects.select_related("collection", "collection__library"), "source", uid)
 
 
 def library_ids_of_type(library_type: str) -> list[int]:
