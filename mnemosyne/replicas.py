@@ -1,13 +1,16 @@
 """Search reads on streaming replicas (DATABASE_REPLICA_URLS), the primary when none will do.
 
-Each replica is a Django database alias, `replica_0`, `replica_1`, …. A search's legs and the
-reading of its hits go to one replica, taken in turn, that is up and no further behind the primary
-than DATABASE_REPLICA_MAX_LAG_SECONDS; everything else (writes, tokens, filters, the concept graph)
-stays on the primary. A replica's lag is read from the replica itself at most once a second per
-process; one that is not streaming from the primary counts as lagging (it may be any age), and so
-does one with WAL waiting to be replayed that has replayed no transaction since it started. A
-replica that fails a search is left alone for DATABASE_REPLICA_RETRY_SECONDS and the search is
-answered from the primary.
+Each replica is a Django database alias, `replica_0`, `replica_1`, …. Every read of a search —
+its legs, the concept graph's, its pages and documents, the reading of its hits — goes to one
+replica, taken in turn, that is up and no further behind the primary than
+DATABASE_REPLICA_MAX_LAG_SECONDS, so one search sees one snapshot: the search runs inside
+`reads_from(alias)`, whose alias raw SQL reads through `reading()` and the ORM through ReadRouter
+(DATABASE_ROUTERS). Everything else (writes, tokens, the scope's resolution) stays on the primary.
+
+A replica's lag is read from the replica itself at most once a second per process; one that is not
+streaming from the primary counts as lagging (it may be any age), and so does one with WAL waiting
+to be replayed that has replayed no transaction since it started. A replica that fails a search is
+left alone for DATABASE_REPLICA_RETRY_SECONDS and the search is answered from the primary.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
@@ -37,6 +43,10 @@ _LAG_SQL = """
         ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())
     END
 """
+
+# The database the reads of the running search go to; contextvars carry it into the threads a
+# search runs its legs in (contextvars.copy_context).
+_reading: ContextVar[str] = ContextVar("mnemosyne_reads_from", default=DEFAULT_DB_ALIAS)
 
 _lock = threading.Lock()
 _down_until: dict[str, float] = {}
@@ -59,6 +69,36 @@ def read_alias() -> str:
         if _usable(alias):
             return alias
     return DEFAULT_DB_ALIAS
+
+
+@contextlib.contextmanager
+def reads_from(alias: str) -> Iterator[None]:
+    """Every read within (raw SQL through `reading()`, the ORM through ReadRouter) goes to alias."""
+    token = _reading.set(alias)
+    try:
+        yield
+    finally:
+        _reading.reset(token)
+
+
+def reading() -> str:
+    """The database alias reads go to here: the running search's replica, else the primary."""
+    return _reading.get()
+
+
+class ReadRouter:
+    """Django's database router: the ORM's reads inside `reads_from` go to its alias; writes, and
+    reads outside one, to the primary."""
+
+    def db_for_read(self, model: type, **hints: Any) -> str:
+        return _reading.get()
+
+    def db_for_write(self, model: type, **hints: Any) -> str:
+        return DEFAULT_DB_ALIAS
+
+    def allow_relation(self, first: Any, second: Any, **hints: Any) -> bool:
+        # A replica holds the primary's rows: a row read from one may refer to a row of the other.
+        return True
 
 
 def _usable(alias: str) -> bool:

@@ -370,6 +370,8 @@ for _number, _replica_url in enumerate(
         "CONN_MAX_AGE": DATABASES["default"]["CONN_MAX_AGE"],
         "CONN_HEALTH_CHECKS": True,
     }
+# A search's reads go to the replica it was given (replicas.reads_from), the ORM's too.
+DATABASE_ROUTERS = ["mnemosyne.replicas.ReadRouter"]
 # A replica further behind the primary than this (seconds) is not read from until it catches up.
 DATABASE_REPLICA_MAX_LAG_SECONDS = envint("DATABASE_REPLICA_MAX_LAG_SECONDS", 10, minimum=0, maximum=86_400)
 # A replica that failed a search is not tried again for this long (seconds).

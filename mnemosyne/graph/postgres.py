@@ -1,13 +1,15 @@
 """GraphStore on PostgreSQL tables (graph_concept, graph_mention, graph_edge): the embedded default.
 
-Writes are one statement per table per batch; edge weights follow mentions by trigger.
+Writes are one statement per table per batch; edge weights follow mentions by trigger. Writes and
+the mentions a projection is brought in line with go to the primary; a search's reads to the
+database it reads from (replicas.reading(): a replica holds these tables too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 
 from mnemosyne.graph.base import (
     EXAMPLE_CHUNKS,
@@ -21,6 +23,7 @@ from mnemosyne.graph.base import (
     mention_rows,
     merged_weights,
 )
+from mnemosyne.replicas import reading
 
 # Every neighbour of one concept: edges are stored once per pair, so look both ways.
 _NEIGHBOURS_OF = """
@@ -103,7 +106,7 @@ class PostgresGraphStore:
             ORDER BY near.weight DESC, c.key
             LIMIT %s
         """
-        with connection.cursor() as cursor:
+        with connections[reading()].cursor() as cursor:
             cursor.execute(sql, [concept_key, EXAMPLE_CHUNKS, limit])
             return [Neighbour(key, label, weight, list(examples)) for key, label, weight, examples in cursor]
 
@@ -128,7 +131,7 @@ class PostgresGraphStore:
             ORDER BY near.weight DESC, c.key
             LIMIT %s
         """
-        with connection.cursor() as cursor:
+        with connections[reading()].cursor() as cursor:
             cursor.execute(sql, [concept_key, EXAMPLE_CHUNKS, list(library_ids), limit])
             return [Neighbour(key, label, weight, list(examples)) for key, label, weight, examples in cursor]
 
@@ -154,7 +157,7 @@ class PostgresGraphStore:
             SELECT seed, key, weight, strongest FROM ranked WHERE rank <= %s ORDER BY seed, rank
         """
         edges: dict[str, NodeEdges] = {}
-        with connection.cursor() as cursor:
+        with connections[reading()].cursor() as cursor:
             cursor.execute(sql, [keys, per_key])
             for seed, key, weight, strongest in cursor:
                 edges.setdefault(seed, NodeEdges(strongest, [])).edges.append((key, weight))
@@ -184,7 +187,7 @@ class PostgresGraphStore:
             ORDER BY score DESC, m.chunk_id
             LIMIT %s
         """
-        with connection.cursor() as cursor:
+        with connections[reading()].cursor() as cursor:
             cursor.execute(sql, [list(weights), list(weights.values()), *params, limit])
             return [(chunk_id, float(score)) for chunk_id, score in cursor]
 
@@ -205,7 +208,7 @@ class PostgresGraphStore:
             ORDER BY counts.n DESC, c.key
             LIMIT %s OFFSET %s
         """
-        with connection.cursor() as cursor:
+        with connections[reading()].cursor() as cursor:
             cursor.execute(sql, [*params, limit, max(0, offset)])
             return [ConceptCount(key, label, count) for key, label, count in cursor]
 
@@ -216,7 +219,7 @@ class PostgresGraphStore:
             SELECT c.key FROM graph_concept c
             WHERE c.key = ANY(%s) AND EXISTS (SELECT 1 FROM graph_mention m WHERE m.concept_id = c.id)
         """
-        with connection.cursor() as cursor:
+        with connections[reading()].cursor() as cursor:
             cursor.execute(sql, [list(keys)])
             known = {key for (key,) in cursor}
         return [key for key in dict.fromkeys(keys) if key in known]

@@ -21,13 +21,12 @@ from django.db import connections
 from mnemosyne.library import vector_models
 from mnemosyne.library.models import ChunkKind
 from mnemosyne.library.searchable_forms import query_form
+from mnemosyne.replicas import reading
 
 LegResult = list[tuple[int, float]]
 
 
-def vector_in(
-    vector: Sequence[float], item_ids: list[int], limit: int, *, include_images: bool, database: str
-) -> LegResult:
+def vector_in(vector: Sequence[float], item_ids: list[int], limit: int, *, include_images: bool) -> LegResult:
     """The items' chunks by cosine similarity to `vector`, every one of them compared."""
     dimensions = len(vector)
     images = "" if include_images else f"AND c.kind <> '{ChunkKind.IMAGE.value}'"
@@ -40,7 +39,7 @@ def vector_in(
         LIMIT %(limit)s
     """
     values: dict[str, Any] = {"vector": vector_models.vector_text(vector), "items": item_ids, "limit": limit}
-    with connections[database].cursor() as cursor:
+    with connections[reading()].cursor() as cursor:
         cursor.execute(sql, values)
         return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in cursor.fetchall()]
 
@@ -52,7 +51,6 @@ def fulltext_in(
     *,
     configs: Sequence[str],
     include_images: bool,
-    database: str,
 ) -> LegResult:
     """BM25 of the items' chunks that hold a query term, from their full-text vectors."""
     images = "" if include_images else f"AND c.kind <> '{ChunkKind.IMAGE.value}'"
@@ -104,6 +102,6 @@ def fulltext_in(
         ORDER BY score DESC, m.id
         LIMIT %(limit)s
     """
-    with connections[database].cursor() as cursor:
+    with connections[reading()].cursor() as cursor:
         cursor.execute(sql, values)
         return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]

@@ -36,6 +36,7 @@ from django.db.backends.utils import CursorWrapper
 
 from mnemosyne.library.english_words import is_word
 from mnemosyne.library.searchable_forms import query_form
+from mnemosyne.replicas import reading
 from mnemosyne.search.periods import Covered, Period, covered, match, named_periods
 
 if TYPE_CHECKING:
@@ -93,10 +94,10 @@ class NamedDocuments:
         return [item for item, value in ranked[:NAMED] if value >= NAMED_SHARE * top]
 
 
-def named_documents(question: str, filters: Filters, *, latest: bool, database: str) -> NamedDocuments:
+def named_documents(question: str, filters: Filters, *, latest: bool) -> NamedDocuments:
     """Each document in scope that the question names, scored in [0, 1]."""
     where, params = filters.item_sql()
-    question = spelled_names(question, _organisation_words(where, params, database))
+    question = spelled_names(question, _organisation_words(where, params))
     values: dict[str, Any] = {
         "query": query_form(question),
         "configs": list(filters.text_configs),
@@ -134,7 +135,7 @@ def named_documents(question: str, filters: Filters, *, latest: bool, database: 
                (SELECT array_agg(lexeme) FROM w), (SELECT array_agg(idf) FROM w)
         FROM scope s JOIN matched m ON m.id = s.id
     """
-    with connections[database].cursor() as cursor:
+    with connections[reading()].cursor() as cursor:
         cursor.execute(sql, values)
         rows = cursor.fetchall()
         if not rows:
@@ -185,14 +186,14 @@ def spelled_names(question: str, names: frozenset[str]) -> str:
     return _WORD.sub(mended, question) if names else question
 
 
-def _organisation_words(where: str, params: dict[str, Any], database: str) -> frozenset[str]:
+def _organisation_words(where: str, params: dict[str, Any]) -> frozenset[str]:
     """The words of the organisations and symbols of the documents in scope (cached a short while)."""
-    key = (database, where, repr(sorted(params.items())))
+    key = (reading(), where, repr(sorted(params.items())))
     now = time.monotonic()
     cached = _NAMES.get(key)
     if cached is not None and now - cached[0] < NAMES_SECONDS:
         return cached[1]
-    with connections[database].cursor() as cursor:
+    with connections[reading()].cursor() as cursor:
         cursor.execute(
             f"""
             SELECT DISTINCT i.organisation, i.metadata->'identity'->>'ticker'

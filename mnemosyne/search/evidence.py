@@ -23,11 +23,9 @@ def with_units(
     pool = fused[:UNIT_POOL]
     if not pool:
         return fused, units.UnitScores()
-    located = legs.locate([entry.key for entry in pool], database=leg_query.database)
+    located = legs.locate([entry.key for entry in pool])
     page_keys = sorted({page for where in located.values() for page in where.pages()})
-    page_text = page_scores(
-        leg_query.text, page_keys, leg_query.filters.text_configs, database=leg_query.database
-    )
+    page_text = page_scores(leg_query.text, page_keys, leg_query.filters.text_configs)
     rescored, added = units.rescore(
         pool,
         located,

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Q
 
@@ -21,15 +21,14 @@ from mnemosyne.graph.concepts import query_concepts
 from mnemosyne.library import vector_models
 from mnemosyne.library.models import Chunk
 from mnemosyne.library.searchable_forms import query_form
+from mnemosyne.replicas import reading
 from mnemosyne.search import document_legs
 from mnemosyne.search.filters import Filters
 from mnemosyne.search.hits import HitChunk, HitItem, Named
 from mnemosyne.search.units import Located
 
 
-def vector_leg(
-    vector: Sequence[float], filters: Filters, limit: int, *, database: str = DEFAULT_DB_ALIAS
-) -> list[tuple[int, float]]:
+def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tuple[int, float]]:
     """HNSW cosine search; the query vector is a bound parameter so the index is used."""
     where, params = filters.chunk_sql()
     dimensions = len(vector)
@@ -42,8 +41,8 @@ def vector_leg(
         ORDER BY distance
         LIMIT %(limit)s
     """
-    with connections[database].cursor() as cursor:
-        _hnsw_session_settings(cursor, database)
+    with connections[reading()].cursor() as cursor:
+        _hnsw_session_settings(cursor)
         values: dict[str, Any] = {"vector": vector_models.vector_text(vector), "limit": limit} | params
         cursor.execute(sql, values)
         rows = cursor.fetchall()
@@ -57,13 +56,13 @@ def vector_leg(
 _HNSW_SESSIONS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 
-def _hnsw_session_settings(cursor: CursorWrapper, database: str) -> None:
+def _hnsw_session_settings(cursor: CursorWrapper) -> None:
     """hnsw.ef_search, and pgvector 0.8's iterative scans so filtered searches still fill `limit`.
 
     Inside a transaction they are set for that transaction only: its rollback would undo them.
     """
     ef_search = settings.SEARCH_HNSW_EF_SEARCH
-    connection = connections[database]
+    connection = connections[reading()]
     local = connection.in_atomic_block
     raw = connection.connection
     if not local and _HNSW_SESSIONS.get(raw) == ef_search:
@@ -117,9 +116,7 @@ _QUERY_TERMS = """
 _SCORE = "sum(q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl))"
 
 
-def fulltext_leg(
-    query: str, filters: Filters, limit: int, *, database: str = DEFAULT_DB_ALIAS
-) -> list[tuple[int, float]]:
+def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
     """BM25 (k1, b from settings) over the inverted index, with the stemming and stop words of the
     searched libraries' languages.
 
@@ -145,9 +142,9 @@ def fulltext_leg(
     } | params
     matching = ""
     if len(query) <= OPERATOR_MAX_QUERY_CHARS and _OPERATORS.search(query):
-        matched = _operator_matches(query, filters, database)
+        matched = _operator_matches(query, filters)
         if matched is not None:
-            return _score_chunks(matched, where, values, database)
+            return _score_chunks(matched, where, values)
         matches = " OR ".join(
             f"search_vector @@ websearch_to_tsquery(%(config_{index})s::regconfig, %(query)s)"
             for index in range(len(filters.text_configs))
@@ -186,28 +183,24 @@ def fulltext_leg(
         ORDER BY round(({_SCORE})::numeric, 9) DESC, c.chunk_id
         LIMIT %(limit)s
     """
-    with connections[database].cursor() as cursor:
+    with connections[reading()].cursor() as cursor:
         cursor.execute(sql, values)
         return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
 
 
-def _operator_matches(query: str, filters: Filters, database: str) -> list[int] | None:
+def _operator_matches(query: str, filters: Filters) -> list[int] | None:
     """The chunks matching the query's operators, when there are few enough to score them all."""
     matching = Q()
     for config in filters.text_configs:
         matching |= Q(search_vector=SearchQuery(query, config=config, search_type="websearch"))
-    matches = (
-        Chunk.objects.using(database)
-        .filter(filters.q(), matching)
-        .values_list("id", flat=True)[: OPERATOR_EXACT_MATCHES + 1]
-    )
+    matches = Chunk.objects.filter(filters.q(), matching).values_list("id", flat=True)[
+        : OPERATOR_EXACT_MATCHES + 1
+    ]
     found = list(matches)
     return found if len(found) <= OPERATOR_EXACT_MATCHES else None
 
 
-def _score_chunks(
-    chunk_ids: list[int], where: str, values: dict[str, Any], database: str
-) -> list[tuple[int, float]]:
+def _score_chunks(chunk_ids: list[int], where: str, values: dict[str, Any]) -> list[tuple[int, float]]:
     """BM25 of the given chunks over all their query terms' postings (the primary key's index)."""
     if not chunk_ids:
         return []
@@ -219,7 +212,7 @@ def _score_chunks(
         ORDER BY score DESC, p.chunk_id
         LIMIT %(limit)s
     """
-    with connections[database].cursor() as cursor:
+    with connections[reading()].cursor() as cursor:
         cursor.execute(sql, values | {"chunk_ids": chunk_ids})
         return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
 
@@ -269,14 +262,12 @@ _HIT_SQL = """
 """
 
 
-def hydrate(
-    ids: Sequence[int], *, with_embeddings: bool = False, database: str = DEFAULT_DB_ALIAS
-) -> dict[int, HitChunk]:
+def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, HitChunk]:
     """The hits' chunks with their item, collection and library, in one query."""
     if not ids:
         return {}
     sql = _HIT_SQL.format(embedding=", c.embedding::real[]" if with_embeddings else "")
-    with connections[database].cursor() as cursor:
+    with connections[reading()].cursor() as cursor:
         cursor.execute(sql, [list(ids)])
         rows = cursor.fetchall()
     chunks: dict[int, HitChunk] = {}
@@ -294,11 +285,11 @@ def hydrate(
     return chunks
 
 
-def locate(ids: Sequence[int], *, database: str = DEFAULT_DB_ALIAS) -> dict[int, Located]:
+def locate(ids: Sequence[int]) -> dict[int, Located]:
     """Each chunk's item and pages (for scoring its page and document)."""
     if not ids:
         return {}
-    with connections[database].cursor() as cursor:
+    with connections[reading()].cursor() as cursor:
         cursor.execute(
             "SELECT id, item_id, page, page_end FROM library_chunk WHERE id = ANY(%s)", [list(ids)]
         )
@@ -313,8 +304,6 @@ class LegQuery:
     filters: Filters
     limit: int
     embedder: Embedder
-    # The database alias the leg reads: the primary, or a replica (mnemosyne.replicas).
-    database: str = DEFAULT_DB_ALIAS
     # The documents the question names, and the question without the words that named them
     # (search/documents.py): the named_* legs search those documents for that text.
     named_items: list[int] = field(default_factory=list)
@@ -328,17 +317,14 @@ LegResult = list[tuple[int, float]]
 
 # The legs by name (types.SEARCH_TYPES): each returns (chunk id, score), best first.
 LEGS: Mapping[str, Callable[[LegQuery], LegResult]] = {
-    "vector": lambda q: vector_leg(
-        q.embedder.embed_query(q.vector_text or q.text), q.filters, q.limit, database=q.database
-    ),
-    "fulltext": lambda q: fulltext_leg(q.text, q.filters, q.limit, database=q.database),
+    "vector": lambda q: vector_leg(q.embedder.embed_query(q.vector_text or q.text), q.filters, q.limit),
+    "fulltext": lambda q: fulltext_leg(q.text, q.filters, q.limit),
     "graph": lambda q: graph_leg(q.text, q.filters, q.limit),
     "named_vector": lambda q: document_legs.vector_in(
         q.embedder.embed_query(q.named_vector_text or q.named_text),
         q.named_items,
         q.limit,
         include_images=q.filters.include_images,
-        database=q.database,
     ),
     "named_fulltext": lambda q: document_legs.fulltext_in(
         q.named_text,
@@ -346,6 +332,5 @@ LEGS: Mapping[str, Callable[[LegQuery], LegResult]] = {
         q.limit,
         configs=q.filters.text_configs,
         include_images=q.filters.include_images,
-        database=q.database,
     ),
 }

@@ -17,13 +17,12 @@ from django.conf import settings
 from django.db import connections
 
 from mnemosyne.library.searchable_forms import query_form
+from mnemosyne.replicas import reading
 
 PageKey = tuple[int, int]  # (item id, page number)
 
 
-def page_scores(
-    question: str, pages: Sequence[PageKey], configs: Sequence[str], *, database: str
-) -> dict[PageKey, float]:
+def page_scores(question: str, pages: Sequence[PageKey], configs: Sequence[str]) -> dict[PageKey, float]:
     """BM25 of each page's full text against the question (pages not indexed are left out)."""
     if not pages:
         return {}
@@ -68,6 +67,6 @@ def page_scores(
         JOIN q ON q.lexeme = t.lexeme
         GROUP BY p.item_id, p.number
     """
-    with connections[database].cursor() as cursor:
+    with connections[reading()].cursor() as cursor:
         cursor.execute(sql, values)
         return {(item, number): float(score) for item, number, score in cursor.fetchall()}

@@ -174,20 +174,22 @@ def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse
         filters=resolved.filters,
         limit=max(request.offset + request.limit, MIN_CANDIDATES),
         embedder=embedder,
-        database=replicas.read_alias(),
     )
+    # Every read of the search from one database: a replica, when one will do (replicas.py).
+    alias = replicas.read_alias()
     try:
-        return _answer(resolved, leg_query)
+        with replicas.reads_from(alias):
+            return _answer(resolved, leg_query)
     except DatabaseError as exc:
-        if leg_query.database == DEFAULT_DB_ALIAS:
+        if alias == DEFAULT_DB_ALIAS:
             raise
         # The replica failed mid-search: the primary answers this search and the next ones.
-        replicas.mark_down(leg_query.database, exc)
-        return _answer(resolved, replace(leg_query, database=DEFAULT_DB_ALIAS))
+        replicas.mark_down(alias, exc)
+        return _answer(resolved, leg_query)
 
 
 def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchResponse:
-    """Run the legs, fuse, hydrate and shape: everything read from leg_query.database."""
+    """Run the legs, fuse, hydrate and shape: everything read from replicas.reading()."""
     request = resolved.request
     query = resolved.query
     window = request.offset + request.limit
@@ -204,7 +206,6 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         leg_query.text,
         leg_query.filters,
         latest=question_text.wants_latest(query),
-        database=leg_query.database,
     )
     leg_query = replace(
         leg_query,
@@ -248,7 +249,6 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
     chunks = legs.hydrate(
         [entry.key for entry in head],
         with_embeddings=request.diversity is not None,
-        database=leg_query.database,
     )
     hits = [
         SearchHit(

@@ -33,9 +33,9 @@ def test_only_the_words_that_are_a_documents_own_name_it(tmp_path: Path) -> None
     globex = Item.objects.get(organisation="Globex Corporation")
     filters = Filters(library_id=Library.objects.get(name="Papers").pk)
 
-    about_cancer = named_documents("cancer risk among smokers", filters, latest=False, database="default")
+    about_cancer = named_documents("cancer risk among smokers", filters, latest=False)
     assert holder.pk not in about_cancer.scores
     assert about_cancer.content == "cancer risk among smokers"  # nothing taken out of the question
 
-    naming = named_documents("how many widgets did Globex sell", filters, latest=False, database="default")
+    naming = named_documents("how many widgets did Globex sell", filters, latest=False)
     assert naming.scores == {globex.pk: 1.0}

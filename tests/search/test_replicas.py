@@ -13,7 +13,9 @@ import pytest
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk
+from mnemosyne.library.services import delete_item
 from mnemosyne.search.service import SearchRequest, search
+from mnemosyne.storage import get_chunk_store
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import post, rpc, sse_payload
 from tests.replica_server import Replica, streaming_replica
@@ -94,3 +96,38 @@ def test_searches_read_the_replica_and_fall_back_to_the_primary(
                 assert searched(base, question) == expected
     logged = "\n".join(path.read_text() for path in shared_data_dir.glob("replica-*.log"))
     assert "search reads leave replica replica_0" in logged
+
+
+def graph_hits(base: str, query: str, *, include_images: bool) -> list[str]:
+    arguments = {"query": query, "search_types": ["graph"], "include_images": include_images, "limit": 5}
+    answer = post(base, rpc("tools/call", {"name": "search", "arguments": arguments}))
+    result: dict[str, Any] = sse_payload(answer)["result"]
+    assert not result.get("isError"), result
+    return [hit["chunk_uid"] for hit in result["structuredContent"]["results"]]
+
+
+def test_every_leg_of_a_search_reads_the_replica_it_was_routed_to(
+    embedder: Embedder, shared_data_dir: Path
+) -> None:
+    """The concept graph (and the graph leg's own type filter) is read from the replica the search
+    went to, as the other legs are: one search sees one snapshot. Shown by deleting a document on
+    the primary while the replica's replay is paused — the replica still has it, so a search
+    routed there still finds it through the graph."""
+    ingest_fixture_docs(embedder)
+    question = "sticky sessions"
+    expected = [hit.chunk.uid for hit in search(SearchRequest(query=question, search_types=["graph"])).hits][
+        :5
+    ]
+    assert expected
+    env = {"MCP_REQUIRE_AUTH": "false", "DATABASE_REPLICA_MAX_LAG_SECONDS": "3600"}
+    with streaming_replica() as replica:
+        env["DATABASE_REPLICA_URLS"] = replica.url
+        with uvicorn_server(shared_data_dir, env=env, log_name="replica-graph") as base:
+            wait_for(lambda: graph_hits(base, question, include_images=True) == expected)
+            replica.sql("SELECT pg_wal_replay_pause()")
+            for item_uid in set(Chunk.objects.filter(uid__in=expected).values_list("item__uid", flat=True)):
+                delete_item(item_uid=item_uid, dry_run=False, store=get_chunk_store())
+            assert not search(SearchRequest(query=question, search_types=["graph"])).hits
+            assert graph_hits(base, question, include_images=True) == expected
+            assert graph_hits(base, question, include_images=False) == expected
+            replica.sql("SELECT pg_wal_replay_resume()")
