@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import signal
 import socket
 import threading
 from datetime import datetime, timedelta
@@ -47,6 +48,11 @@ def alive(now: datetime | None = None) -> list[WorkerBeat]:
 
 def _beat(stopped: threading.Event) -> None:
     me = name()
+    # Alive once the worker can take tasks and be stopped: django-tasks-db's worker sets its signal
+    # handlers as its loop starts (until then, a Ctrl-C interrupts whatever is loading).
+    while signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        if stopped.wait(0.1):
+            return
     while not stopped.is_set():
         try:
             WorkerBeat.objects.update_or_create(name=me, defaults={"seen_at": timezone.now()})
