@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.db import connection
 
 from mnemosyne.embedding import Embedder, get_embedder
+from mnemosyne.embedding.sentence_transformer import verify_bundled_weights
 from mnemosyne.ingestion.runner import RunSummary, ingest_paths
 from mnemosyne.library.models import Collection, Library
 from mnemosyne.library.services import ensure_collection, ensure_library
@@ -20,6 +22,17 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     return get_embedder()
+
+
+@pytest.fixture(scope="session")
+def torch_model() -> Any:
+    """The bundled model on torch through sentence-transformers (weights verified): the reference
+    the ONNX encoders are checked against (the embedder itself may have loaded without it)."""
+    from mnemosyne.embedding.sentence_transformer import _sentence_transformer, bundled_model_dir
+
+    model_dir = bundled_model_dir()
+    verify_bundled_weights(model_dir)
+    return _sentence_transformer(model_dir)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ int8_graph.MIN_PROBE_COSINE, or when quantization fails, ingest stays on torch a
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +19,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mnemosyne.embedding import int8_graph
-from mnemosyne.embedding.query_encoder import checked, ensure_exported, pooled
+from mnemosyne.embedding.query_encoder import checked, exported, pooled
+from mnemosyne.embedding.word_pieces import WordPieces
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 class OnnxDocumentEncoder:
     """Batches on int8 sessions, one single-threaded session per worker thread."""
 
-    def __init__(self, model: SentenceTransformer, *, path: Path, parallel: int, batch_size: int) -> None:
+    def __init__(self, word_pieces: WordPieces, *, path: Path, parallel: int, batch_size: int) -> None:
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
@@ -41,10 +41,9 @@ class OnnxDocumentEncoder:
             onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
             for _ in range(parallel)
         ]
-        # A tokenizer per session: fast tokenizers refuse concurrent use.
-        self._tokenizers = [copy.deepcopy(model.tokenizer) for _ in range(parallel)]
+        # Each worker thread tokenizes on a tokenizer of its own (word_pieces.py).
+        self._word_pieces = word_pieces
         self._input_names = [node.name for node in self._sessions[0].get_inputs()]
-        self._max_length = int(model.max_seq_length or 256)
         self._batch_size = batch_size
         self._pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="embed-documents")
         self._free = list(range(parallel))
@@ -67,10 +66,7 @@ class OnnxDocumentEncoder:
         with self._free_lock:
             slot = self._free.pop()
         try:
-            encoded = self._tokenizers[slot](
-                texts, padding=True, truncation=True, max_length=self._max_length, return_tensors="np"
-            )
-            feeds = {name: np.asarray(encoded[name], dtype=np.int64) for name in self._input_names}
+            feeds = self._word_pieces.batch(texts, self._input_names)
             (hidden,) = self._sessions[slot].run(["last_hidden_state"], feeds)
         finally:
             with self._free_lock:
@@ -81,6 +77,8 @@ class OnnxDocumentEncoder:
 def build(
     model: SentenceTransformer,
     *,
+    word_pieces: WordPieces,
+    expected: np.ndarray,
     model_id: str,
     weights_sha256: str,
     cache_dir: Path,
@@ -89,9 +87,17 @@ def build(
 ) -> OnnxDocumentEncoder:
     """Quantize (once) and load the encoder, checked against torch; raises QueryEncoderUnavailable."""
 
-    def make() -> OnnxDocumentEncoder:
-        source = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
-        path = int8_graph.ensure_quantized(source)
-        return OnnxDocumentEncoder(model, path=path, parallel=parallel, batch_size=batch_size)
+    source = exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
+    return load(source, word_pieces=word_pieces, expected=expected, parallel=parallel, batch_size=batch_size)
 
-    return checked(model, make, minimum=int8_graph.MIN_PROBE_COSINE, graph="int8")
+
+def load(
+    source: Path, *, word_pieces: WordPieces, expected: np.ndarray, parallel: int, batch_size: int
+) -> OnnxDocumentEncoder:
+    """The encoder on the int8 form of the exported graph at `source`, checked against `expected`."""
+
+    def make() -> OnnxDocumentEncoder:
+        path = int8_graph.ensure_quantized(source)
+        return OnnxDocumentEncoder(word_pieces, path=path, parallel=parallel, batch_size=batch_size)
+
+    return checked(expected, make, minimum=int8_graph.MIN_PROBE_COSINE, graph="int8")

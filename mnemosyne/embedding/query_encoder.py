@@ -9,26 +9,27 @@ The transformer is exported with torch.onnx from the model already loaded, so fr
 SHA-256 was checked, less the attention's redundant nodes (attention_graph.py), into
 EMBEDDING_CACHE_DIR under a name carrying that digest and the exporting versions (several
 processes starting at once export it once, under a file lock). Every load checks the exported
-graph against the torch model on probe sentences (cosine ≥ 0.9999 after the model's own pooling
-and normalisation); when it differs, or cannot be built, queries stay on torch and a warning
-says why.
+graph against the torch model's vectors of probe sentences (cosine ≥ 0.9999 after the model's own
+pooling and normalisation) — computed by the model, or read from the record an earlier process
+left once the graphs passed (checked_graphs.py); when it differs, or cannot be built, queries stay
+on torch and a warning says why.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 import re
-import threading
 import time
 import warnings
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
 from mnemosyne.embedding import attention_graph, graph_cache, int8_graph
+from mnemosyne.embedding.word_pieces import WordPieces
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -52,11 +53,10 @@ class QueryEncoderUnavailable(Exception):
 
 
 def export_path(cache_dir: Path, model_id: str, weights_sha256: str) -> Path:
-    import onnxruntime
-    import torch
-
+    # The installed versions, read without importing torch (seconds) or the runtime.
+    torch_version, ort_version = version("torch"), version("onnxruntime")
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(model_id).name or model_id)
-    versions = f"torch{torch.__version__}-ort{onnxruntime.__version__}-opset{OPSET}-g{GRAPH_REVISION}"
+    versions = f"torch{torch_version}-ort{ort_version}-opset{OPSET}-g{GRAPH_REVISION}"
     return cache_dir / f"{slug}-{weights_sha256[:16]}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', versions)}.onnx"
 
 
@@ -113,7 +113,7 @@ def pooled(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
 class OnnxQueryEncoder:
     """Embeds single queries with ONNX Runtime: mean pooling over the tokens, then L2 normalisation."""
 
-    def __init__(self, model: SentenceTransformer, *, path: Path, threads: int) -> None:
+    def __init__(self, word_pieces: WordPieces, *, path: Path, threads: int) -> None:
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
@@ -123,20 +123,12 @@ class OnnxQueryEncoder:
         options.log_severity_level = 3
         self._session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self._input_names = [node.name for node in self._session.get_inputs()]
-        # A tokenizer of its own: fast tokenizers refuse concurrent use ("Already borrowed"),
-        # and ingest batches use the model's.
-        self._tokenizer = copy.deepcopy(model.tokenizer)
-        # Queries arrive on several threads at once: the tokenizer is used by one at a time
-        # (a fraction of a millisecond); the session runs them concurrently.
-        self._tokenizer_lock = threading.Lock()
-        self._max_length = int(model.max_seq_length or 256)
+        # Queries arrive on several threads at once: each tokenizes on a tokenizer of its own
+        # (word_pieces.py); the session runs them concurrently.
+        self._word_pieces = word_pieces
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        with self._tokenizer_lock:
-            encoded = self._tokenizer(
-                texts, padding=True, truncation=True, max_length=self._max_length, return_tensors="np"
-            )
-        feeds = {name: np.asarray(encoded[name], dtype=np.int64) for name in self._input_names}
+        feeds = self._word_pieces.batch(texts, self._input_names)
         (hidden,) = self._session.run(["last_hidden_state"], feeds)
         return pooled(hidden, feeds["attention_mask"])
 
@@ -154,6 +146,15 @@ def ensure_exported(
     return graph_cache.built_once(export_path(cache_dir, model_id, weights_sha256), export, doing="exporting")
 
 
+def exported(model: SentenceTransformer, *, model_id: str, weights_sha256: str, cache_dir: Path) -> Path:
+    """ensure_exported, its failures (an unusable cache directory, an exporter error) raised as
+    QueryEncoderUnavailable: they must take neither search nor ingest down."""
+    try:
+        return ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
+    except Exception as exc:
+        raise QueryEncoderUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+
 class _Encoder(Protocol):
     def embed(self, texts: list[str]) -> np.ndarray: ...
 
@@ -161,15 +162,19 @@ class _Encoder(Protocol):
 EncoderT = TypeVar("EncoderT", bound=_Encoder)
 
 
-def checked(
-    model: SentenceTransformer, make: Callable[[], EncoderT], *, minimum: float, graph: str
-) -> EncoderT:
+def probe_vectors(model: SentenceTransformer) -> np.ndarray:
+    """The torch model's own vectors of the probe sentences: what every encoder is checked against."""
+    vectors: np.ndarray = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
+    return vectors
+
+
+def checked(expected: np.ndarray, make: Callable[[], EncoderT], *, minimum: float, graph: str) -> EncoderT:
     """The encoder `make()` builds, if its vectors for the probe sentences are all within `minimum`
-    (cosine) of the torch model's; raises QueryEncoderUnavailable otherwise, and when it cannot be
-    built — an exporter, quantizer or runtime failure must take neither search nor ingest down."""
+    (cosine) of the torch model's (`expected`, probe_vectors); raises QueryEncoderUnavailable
+    otherwise, and when it cannot be built — an exporter, quantizer or runtime failure must take
+    neither search nor ingest down."""
     try:
         encoder = make()
-        expected = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
         cosine = float((expected * encoder.embed(list(PROBES))).sum(axis=1).min())
     except ImportError as exc:
         raise QueryEncoderUnavailable(f"{exc.name or exc} is not installed") from exc
@@ -185,6 +190,8 @@ def checked(
 def build(
     model: SentenceTransformer,
     *,
+    word_pieces: WordPieces,
+    expected: np.ndarray,
     model_id: str,
     weights_sha256: str,
     cache_dir: Path,
@@ -197,12 +204,20 @@ def build(
     checked to that form's looser bound.
     """
 
+    path = exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
+    return load(path, word_pieces=word_pieces, expected=expected, threads=threads, int8=int8)
+
+
+def load(
+    path: Path, *, word_pieces: WordPieces, expected: np.ndarray, threads: int, int8: bool
+) -> OnnxQueryEncoder:
+    """The encoder on the exported graph at `path` (or its int8 form), checked against `expected`."""
+
     def make() -> OnnxQueryEncoder:
-        path = ensure_exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
         return OnnxQueryEncoder(
-            model, path=int8_graph.ensure_quantized(path) if int8 else path, threads=threads
+            word_pieces, path=int8_graph.ensure_quantized(path) if int8 else path, threads=threads
         )
 
     if int8:
-        return checked(model, make, minimum=int8_graph.MIN_PROBE_COSINE, graph="int8")
-    return checked(model, make, minimum=MIN_PROBE_COSINE, graph="exported")
+        return checked(expected, make, minimum=int8_graph.MIN_PROBE_COSINE, graph="int8")
+    return checked(expected, make, minimum=MIN_PROBE_COSINE, graph="exported")

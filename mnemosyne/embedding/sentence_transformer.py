@@ -7,37 +7,34 @@ ever downloaded (HF_HUB_OFFLINE is forced on before the library is imported).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from mnemosyne.embedding import document_encoder, query_encoder
+from mnemosyne.embedding import checked_graphs, document_encoder, int8_graph, query_encoder
 from mnemosyne.embedding.base import ModelIntegrityError
+from mnemosyne.embedding.digests import sha256_of
 from mnemosyne.embedding.memory import release_free_memory
+from mnemosyne.embedding.word_pieces import WordPieces
 from mnemosyne.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS, EMBEDDING_WAIT_SECONDS
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 logger = logging.getLogger(__name__)
 Encoder = TypeVar("Encoder")
 
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
 BUNDLED_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def bundled_model_dir() -> Path:
@@ -59,7 +56,10 @@ def verify_bundled_weights(model_dir: Path, expected_sha256: str = BUNDLED_MODEL
 
 class SentenceTransformerEmbedder:
     """Single queries on ONNX Runtime when the exported graph checks out (query_encoder); batches on its
-    int8 form (document_encoder, EMBEDDING_DOCUMENT_BACKEND) or on torch."""
+    int8 form (document_encoder, EMBEDDING_DOCUMENT_BACKEND) or on torch.
+
+    With both on ONNX and the graphs recorded as checked (checked_graphs.py), torch and
+    sentence-transformers are not even imported: the model is loaded from the graphs alone."""
 
     def __init__(
         self,
@@ -72,24 +72,7 @@ class SentenceTransformerEmbedder:
         document_backend: str = "torch",
         recent_queries: int = 0,
     ) -> None:
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
-        # Counting tokens of a long text (to chunk it) is not running it through the model.
-        transformers_logging.set_verbosity_error()
-
-        self._model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
         self.model_id = model_id
-        dim = self._model.get_embedding_dimension()
-        if not dim:
-            raise ImproperlyConfigured(f"EMBEDDING_MODEL {model_id!r} does not say its vectors' dimension")
-        # The model's dimension: each dimension has its own index (library.vector_models).
-        self.dim = int(dim)
-        self.max_tokens = int(self._model.max_seq_length or 256)
-        self._tokenizer = self._model.tokenizer
         self._batch_size = batch_size
         # The model is shared by threads (MCP tool calls run in a thread pool).
         self._lock = threading.Lock()
@@ -97,52 +80,121 @@ class SentenceTransformerEmbedder:
         self._recent_limit = recent_queries
         self._recent_queries: OrderedDict[str, tuple[float, ...]] = OrderedDict()
         self._recent_lock = threading.Lock()
+        self._model: SentenceTransformer | None = None
         self.query_backend = "torch"
         self._query_encoder: query_encoder.OnnxQueryEncoder | None = None
-        if query_backend in ("onnx", "onnx-int8"):
-            self._query_encoder = self._onnx_query_encoder(weights_sha256, int8=query_backend == "onnx-int8")
-            if self._query_encoder is not None:
-                self.query_backend = query_backend
         self.document_backend = "torch"
         self._document_encoder: document_encoder.OnnxDocumentEncoder | None = None
+        if self._from_checked_graphs(weights_sha256, query_backend, document_backend):
+            return
+        self._model = _sentence_transformer(model_dir)
+        dim = self._model.get_embedding_dimension()
+        if not dim:
+            raise ImproperlyConfigured(f"EMBEDDING_MODEL {model_id!r} does not say its vectors' dimension")
+        # The model's dimension: each dimension has its own index (library.vector_models).
+        self.dim = int(dim)
+        self.max_tokens = int(self._model.max_seq_length or 256)
+        self._word_pieces = WordPieces.of(self._model.tokenizer, max_length=self.max_tokens)
+        if query_backend not in ("onnx", "onnx-int8") and document_backend != "onnx-int8":
+            return
+        if weights_sha256 is None:
+            logger.warning(
+                "queries and ingest are embedded with torch: "
+                "the model has no model.safetensors to key an export"
+            )
+            return
+        probes = query_encoder.probe_vectors(self._model)
+        if query_backend in ("onnx", "onnx-int8"):
+            self._query_encoder = _onnx_or_none(
+                "queries are embedded with torch",
+                "the int8 query encoder" if query_backend == "onnx-int8" else "the ONNX query encoder",
+                lambda: query_encoder.build(
+                    self._loaded_model(),
+                    word_pieces=self._word_pieces,
+                    expected=probes,
+                    model_id=model_id,
+                    weights_sha256=weights_sha256,
+                    cache_dir=settings.EMBEDDING_CACHE_DIR,
+                    threads=settings.EMBEDDING_QUERY_THREADS,
+                    int8=query_backend == "onnx-int8",
+                ),
+            )
+            if self._query_encoder is not None:
+                self.query_backend = query_backend
         if document_backend == "onnx-int8":
-            self._document_encoder = self._onnx_document_encoder(weights_sha256)
+            self._document_encoder = _onnx_or_none(
+                "ingest embeds with torch",
+                "the int8 document encoder",
+                lambda: document_encoder.build(
+                    self._loaded_model(),
+                    word_pieces=self._word_pieces,
+                    expected=probes,
+                    model_id=model_id,
+                    weights_sha256=weights_sha256,
+                    cache_dir=settings.EMBEDDING_CACHE_DIR,
+                    parallel=_cores(),
+                    batch_size=self._batch_size,
+                ),
+            )
             if self._document_encoder is not None:
                 self.document_backend = "onnx-int8"
+        if self._query_encoder is not None and self._document_encoder is not None:
+            export = query_encoder.export_path(settings.EMBEDDING_CACHE_DIR, model_id, weights_sha256)
+            checked_graphs.save(
+                export,
+                dim=self.dim,
+                word_pieces=self._word_pieces.settings(),
+                probes=probes,
+                graphs=[export, int8_graph.quantized_path(export)],
+            )
 
-    def _onnx_document_encoder(
-        self, weights_sha256: str | None
-    ) -> document_encoder.OnnxDocumentEncoder | None:
-        return _onnx_or_none(
-            "ingest embeds with torch",
-            "the int8 document encoder",
-            weights_sha256,
-            lambda sha256: document_encoder.build(
-                self._model,
-                model_id=self.model_id,
-                weights_sha256=sha256,
-                cache_dir=settings.EMBEDDING_CACHE_DIR,
-                parallel=max(1, len(os.sched_getaffinity(0))),
-                batch_size=self._batch_size,
-            ),
-        )
-
-    def _onnx_query_encoder(
-        self, weights_sha256: str | None, *, int8: bool
-    ) -> query_encoder.OnnxQueryEncoder | None:
-        return _onnx_or_none(
-            "queries are embedded with torch",
-            "the int8 query encoder" if int8 else "the ONNX query encoder",
-            weights_sha256,
-            lambda sha256: query_encoder.build(
-                self._model,
-                model_id=self.model_id,
-                weights_sha256=sha256,
-                cache_dir=settings.EMBEDDING_CACHE_DIR,
+    def _from_checked_graphs(
+        self, weights_sha256: str | None, query_backend: str, document_backend: str
+    ) -> bool:
+        """Load from graphs an earlier process checked (checked_graphs.py), without torch; False when
+        there are none, or they do not pass the probe check now."""
+        if (
+            weights_sha256 is None
+            or query_backend not in ("onnx", "onnx-int8")
+            or document_backend != "onnx-int8"
+        ):
+            return False
+        try:
+            export = query_encoder.export_path(settings.EMBEDDING_CACHE_DIR, self.model_id, weights_sha256)
+        except PackageNotFoundError:  # no torch to have exported with: the full load says why
+            return False
+        record = checked_graphs.load(export)
+        if record is None:
+            return False
+        word_pieces = WordPieces(**record.word_pieces)
+        try:
+            queries = query_encoder.load(
+                export,
+                word_pieces=word_pieces,
+                expected=record.probes,
                 threads=settings.EMBEDDING_QUERY_THREADS,
-                int8=int8,
-            ),
-        )
+                int8=query_backend == "onnx-int8",
+            )
+            documents = document_encoder.load(
+                export,
+                word_pieces=word_pieces,
+                expected=record.probes,
+                parallel=_cores(),
+                batch_size=self._batch_size,
+            )
+        except query_encoder.QueryEncoderUnavailable as exc:
+            logger.warning("the checked encoder graphs do not check out now (%s): loading the model", exc)
+            return False
+        self.dim = record.dim
+        self.max_tokens = word_pieces.max_length
+        self._word_pieces = word_pieces
+        self._query_encoder, self.query_backend = queries, query_backend
+        self._document_encoder, self.document_backend = documents, "onnx-int8"
+        return True
+
+    def _loaded_model(self) -> SentenceTransformer:
+        assert self._model is not None, "the torch model is loaded whenever an encoder is not on ONNX"
+        return self._model
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
@@ -154,7 +206,7 @@ class SentenceTransformerEmbedder:
             if self._document_encoder is not None:
                 vectors = self._document_encoder.embed(texts)
             else:
-                vectors = self._model.encode(
+                vectors = self._loaded_model().encode(
                     list(texts),
                     batch_size=self._batch_size,
                     normalize_embeddings=True,
@@ -193,27 +245,37 @@ class SentenceTransformerEmbedder:
 
     def count_tokens(self, text: str) -> int:
         # Word pieces without the [CLS]/[SEP] markers, the unit the model's window is measured in.
-        return len(self._tokenizer.tokenize(text))
+        return self._word_pieces.count(text)
 
     def token_starts(self, text: str) -> list[int]:
         # One pass over a whole text; the chunker counts any of its spans from these offsets.
-        encoding = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        return [start for start, _ in encoding["offset_mapping"]]
+        return self._word_pieces.starts(text)
 
 
-def _onnx_or_none(
-    fallback: str, encoder: str, weights_sha256: str | None, build: Callable[[str], Encoder]
-) -> Encoder | None:
-    """An ONNX encoder built (`build(weights_sha256)`), or None and a warning that starts with
-    `fallback`: exports are keyed by the weights' hash, and an export that fails its checks is not used."""
-    if weights_sha256 is None:
-        logger.warning("%s: the model has no model.safetensors to key an export", fallback)
-        return None
+def _onnx_or_none(fallback: str, encoder: str, build: Callable[[], Encoder]) -> Encoder | None:
+    """An ONNX encoder built, or None and a warning that starts with `fallback`: an export that
+    fails its checks is not used."""
     try:
-        return build(weights_sha256)
+        return build()
     except query_encoder.QueryEncoderUnavailable as exc:
         logger.warning("%s: %s is unavailable (%s)", fallback, encoder, exc)
         return None
+
+
+def _cores() -> int:
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def _sentence_transformer(model_dir: Path) -> SentenceTransformer:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    # Counting tokens of a long text (to chunk it) is not running it through the model.
+    transformers_logging.set_verbosity_error()
+    return SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
 
 
 def load_embedder(name: str) -> SentenceTransformerEmbedder:

@@ -4,6 +4,7 @@ torch again when the quantized graph cannot be used."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -54,12 +55,12 @@ def put_unreadable_int8_graph(cache_dir: Path) -> None:
 
 
 def test_batches_on_int8_are_close_to_torch_and_keep_their_order(
-    embedder: SentenceTransformerEmbedder, settings: Settings, tmp_path: Path
+    torch_model: Any, settings: Settings, tmp_path: Path
 ) -> None:
     fast = int8_embedder(tmp_path, settings)
     assert fast.document_backend == "onnx-int8"
     got = np.asarray(fast.embed_batch(TEXTS))
-    reference = embedder._model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)  # torch
+    reference = torch_model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
     assert got.shape == (len(TEXTS), 384)
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
     cosines = (got * reference).sum(axis=1)
@@ -81,7 +82,7 @@ def test_the_quantized_graph_is_made_once(
 
 
 def test_an_unreadable_quantized_graph_leaves_ingest_on_torch(
-    embedder: SentenceTransformerEmbedder,
+    torch_model: Any,
     settings: Settings,
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
@@ -91,9 +92,7 @@ def test_an_unreadable_quantized_graph_leaves_ingest_on_torch(
     assert fallback.document_backend == "torch"
     assert "int8 document encoder is unavailable" in caplog.text
     vector = np.asarray(fallback.embed_batch(["still embeds"])[0])
-    torch_vector = embedder._model.encode(["still embeds"], normalize_embeddings=True, convert_to_numpy=True)[
-        0
-    ]
+    torch_vector = torch_model.encode(["still embeds"], normalize_embeddings=True, convert_to_numpy=True)[0]
     assert float(vector @ torch_vector) == pytest.approx(1.0, abs=1e-5)
 
 

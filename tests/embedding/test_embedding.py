@@ -20,6 +20,7 @@ from mnemosyne.embedding.sentence_transformer import (
     bundled_model_dir,
     verify_bundled_weights,
 )
+from mnemosyne.embedding.word_pieces import WordPieces
 
 pytestmark = pytest.mark.slow
 
@@ -43,37 +44,44 @@ def test_other_weights_are_refused(tmp_path: Path) -> None:
         verify_bundled_weights(tmp_path / "missing")
 
 
-def test_queries_run_on_onnx_and_match_the_torch_vectors(embedder: SentenceTransformerEmbedder) -> None:
+def test_queries_run_on_onnx_and_match_the_torch_vectors(
+    embedder: SentenceTransformerEmbedder, torch_model: Any
+) -> None:
     assert embedder.query_backend == "onnx"
     for query in QUERIES:
         fast = np.asarray(embedder.embed_query(query))
         # torch's vector (ingest batches may run on the int8 graph: document_encoder.py)
-        reference = embedder._model.encode([query], normalize_embeddings=True, convert_to_numpy=True)[0]
+        reference = torch_model.encode([query], normalize_embeddings=True, convert_to_numpy=True)[0]
         assert fast.shape == (384,)
         assert float(np.linalg.norm(fast)) == pytest.approx(1.0, abs=1e-5)
         assert float(fast @ reference) > 0.9999
 
 
-def test_the_export_is_made_once_and_reused(embedder: SentenceTransformerEmbedder, tmp_path: Path) -> None:
-    model = embedder._model
-    first = query_encoder.build(
-        model, model_id="all-MiniLM-L6-v2", weights_sha256=BUNDLED_MODEL_SHA256, cache_dir=tmp_path, threads=1
+def built(model: Any, cache_dir: Path, weights_sha256: str = BUNDLED_MODEL_SHA256) -> Any:
+    return query_encoder.build(
+        model,
+        word_pieces=WordPieces.of(model.tokenizer, max_length=256),
+        expected=query_encoder.probe_vectors(model),
+        model_id="all-MiniLM-L6-v2",
+        weights_sha256=weights_sha256,
+        cache_dir=cache_dir,
+        threads=1,
     )
+
+
+def test_the_export_is_made_once_and_reused(torch_model: Any, tmp_path: Path) -> None:
+    first = built(torch_model, tmp_path)
     (exported,) = tmp_path.glob("*.onnx")
     assert BUNDLED_MODEL_SHA256[:16] in exported.name
     assert exported.stat().st_mode & 0o777 == 0o644  # readable by another user sharing the cache
     modified = exported.stat().st_mtime_ns
-    second = query_encoder.build(
-        model, model_id="all-MiniLM-L6-v2", weights_sha256=BUNDLED_MODEL_SHA256, cache_dir=tmp_path, threads=1
-    )
+    second = built(torch_model, tmp_path)
     assert exported.stat().st_mtime_ns == modified
     assert list(tmp_path.glob("*.onnx*")) == [exported]
     assert np.allclose(first.embed(["a query"]), second.embed(["a query"]), atol=1e-6)
 
 
-def test_a_graph_that_differs_from_the_model_is_refused(
-    embedder: SentenceTransformerEmbedder, tmp_path: Path
-) -> None:
+def test_a_graph_that_differs_from_the_model_is_refused(torch_model: Any, tmp_path: Path) -> None:
     # An export of another model under this model's name (say, a stale or tampered cache file).
     good = query_encoder.export_path(
         Path(settings.EMBEDDING_CACHE_DIR), "all-MiniLM-L6-v2", BUNDLED_MODEL_SHA256
@@ -81,13 +89,7 @@ def test_a_graph_that_differs_from_the_model_is_refused(
     target = query_encoder.export_path(tmp_path, "all-MiniLM-L6-v2", "f" * 64)
     shutil.copy(good, target)
     with pytest.raises(query_encoder.QueryEncoderUnavailable, match="differs from the model"):
-        query_encoder.build(
-            _shuffled(embedder),
-            model_id="all-MiniLM-L6-v2",
-            weights_sha256="f" * 64,
-            cache_dir=tmp_path,
-            threads=1,
-        )
+        built(_shuffled(torch_model), tmp_path, "f" * 64)
 
 
 def test_an_unusable_cache_falls_back_to_torch(tmp_path: Path, settings: Settings) -> None:
@@ -134,11 +136,11 @@ def test_the_query_cache_keeps_only_its_size(
     assert runs == embedded
 
 
-def _shuffled(embedder: SentenceTransformerEmbedder) -> Any:
+def _shuffled(torch_model: Any) -> Any:
     """A copy of the model whose last layer's output projection is perturbed: a different model."""
     import torch
 
-    model = copy.deepcopy(embedder._model)
+    model = copy.deepcopy(torch_model)
     transformer: Any = model[0].auto_model
     layer = transformer.encoder.layer[-1].output.dense
     with torch.no_grad():
