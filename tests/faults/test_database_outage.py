@@ -26,6 +26,8 @@ import pytest
 from tests.mcp_server.clients import post, rpc, sse_payload
 from tests.servers import run_manage, uvicorn_server
 
+pytestmark = pytest.mark.slow  # starts processes
+
 # How long the database stays down, and the most the server may take to answer normally after.
 DOWN_SECONDS = 8.0
 RECOVERY_SECONDS = 15.0

@@ -24,7 +24,7 @@ from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import post, rpc, sse_payload
 from tests.servers import FAKE_AWS_ENV, create_bucket, free_port, uvicorn_server
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def call(base: str, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ def test_the_neo4j_backend_needs_a_uri(settings: Settings, monkeypatch: pytest.M
         get_graph_store()
 
 
+@pytest.mark.slow  # starts a process
 def test_neo4j_settings_come_from_the_environment(settings: Settings) -> None:
     from mnemosyne.graph.neo4j import Neo4jSettings
 
@@ -57,6 +58,7 @@ def test_neo4j_settings_come_from_the_environment(settings: Settings) -> None:
     assert config.connection_timeout <= 5 and config.max_transaction_retry_time <= 5
 
 
+@pytest.mark.slow  # starts a process
 def test_a_neo4j_backend_without_a_usable_uri_refuses_to_start() -> None:
     missing = import_settings({"GRAPH_BACKEND": "neo4j", "NEO4J_URI": None})
     assert missing.returncode != 0 and "NEO4J_URI is required when GRAPH_BACKEND=neo4j" in missing.stderr

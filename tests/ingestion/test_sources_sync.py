@@ -118,6 +118,7 @@ def test_include_patterns_are_gitignore_style(docs: Path, embedder: Embedder) ->
     assert sources_of(source) == {"handbook/guides/setup.md"}
 
 
+@pytest.mark.slow  # starts a process
 def test_a_missing_directory_or_a_path_that_is_not_a_repository(tmp_path: Path, docs: Path) -> None:
     with pytest.raises(CommandError, match=r"cannot be synced: .* is not a directory"):
         add(tmp_path / "nowhere")
@@ -171,6 +172,7 @@ def test_a_git_source_syncs_its_committed_files(tmp_path: Path, embedder: Embedd
     assert len(source.last_commit) == 40
 
 
+@pytest.mark.slow  # starts a process
 def test_a_scheduled_sync_runs_in_the_background_worker(docs: Path, shared_data_dir: Path) -> None:
     source = add(docs, "--every=1", "--no-sync")
     source.refresh_from_db()
@@ -190,6 +192,7 @@ def test_a_scheduled_sync_runs_in_the_background_worker(docs: Path, shared_data_
     assert source.next_sync_at is not None  # the next one is queued
 
 
+@pytest.mark.slow  # starts a process
 def test_watch_picks_a_change_up_within_seconds(docs: Path, shared_data_dir: Path) -> None:
     source = add(docs)
     env = child_env(shared_data_dir, {"DATABASE_CONN_MAX_AGE": "0"})

@@ -22,7 +22,7 @@ from tests.mcp_server.clients import post, rpc, sse_payload
 from tests.servers import FAKE_AWS_ENV, create_bucket, database_url, uvicorn_server
 from tests.servers import run_manage as manage
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 S3 = {
     **FAKE_AWS_ENV,

@@ -17,6 +17,8 @@ import pytest
 
 from tests.servers import ROOT, free_port
 
+pytestmark = pytest.mark.slow  # starts processes
+
 
 def serve_embedded(data_dir: Path, workers: int) -> tuple[subprocess.Popen[bytes], str]:
     """uvicorn on its own embedded PostgreSQL (no DATABASE_URL), once healthy."""

@@ -14,7 +14,7 @@ import pytest
 
 from tests.servers import ROOT, child_env, free_port, stop, wait_healthy
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 

@@ -35,7 +35,7 @@ from tests.mcp_server.oauth_requests import REDIRECT, exchange, pkce, register
 from tests.mcp_server.oauth_requests import authorize_url as oauth_authorize_url
 from tests.servers import ROOT, free_port, uvicorn_server
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 CLIENT_ID = "mnemosyne"
 PROVIDER_SCRIPT = Path(__file__).with_name("oidc_provider.mjs")

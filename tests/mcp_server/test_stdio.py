@@ -23,7 +23,7 @@ from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import run
 from tests.servers import ROOT, database_url
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def stdio_env(data_dir: Path, **extra: str) -> dict[str, str]:
