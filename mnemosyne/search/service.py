@@ -22,10 +22,10 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, close_old_connections
 from mnemosyne import replicas
 from mnemosyne.embedding import Embedder, EmbeddingError, get_embedder
 from mnemosyne.graph import GraphError
-from mnemosyne.ingestion.normalising import normalise_query
 from mnemosyne.library import selectors, vector_models
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.languages import text_search_config
+from mnemosyne.library.normalising import normalise_query
 from mnemosyne.library.services import validate_library_type
 from mnemosyne.metrics import LEG_FAILURES, LEG_SECONDS, SEARCH_SECONDS
 from mnemosyne.search import evidence, glossary, legs, question_text

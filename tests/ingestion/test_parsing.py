@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, UnsupportedFile
-from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.parsing import parse_bytes, parse_file
+from mnemosyne.library.normalising import normalise_text
 
 
 def test_it_reads_a_text_file_titled_by_its_filename() -> None:

@@ -18,9 +18,9 @@ from mnemosyne.graph import concepts
 from mnemosyne.ingestion import runner, writes
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.item_context import chunk_header
-from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
+from mnemosyne.library.normalising import normalise_text
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.storage import get_chunk_store
 from tests.conftest import FIXTURES, ingest_fixture_docs

@@ -13,8 +13,8 @@ from pathlib import PurePath
 from tree_sitter import Language, Node, Parser
 
 from mnemosyne.ingestion.documents import Heading, ParsedDocument, UnreadableFile
-from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.text_encodings import decode_text
+from mnemosyne.library.normalising import normalise_text
 
 # Node types that start a section, per grammar; a node of another type is looked into.
 _SYMBOLS: dict[str, frozenset[str]] = {

@@ -16,13 +16,13 @@ import trafilatura
 from bs4 import BeautifulSoup, Tag, XMLParsedAsHTMLWarning
 
 from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, UnreadableFile, title_from_filename
-from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.parsers.image_data import (
     MAX_IMAGE_BYTES,
     clean_caption,
     embedded_image,
     image_marker,
 )
+from mnemosyne.library.normalising import normalise_text
 
 _BOILERPLATE = ["nav", "aside", "script", "style", "noscript", "template", "form", "iframe", "svg"]
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]

@@ -13,8 +13,8 @@ from PIL import Image
 from mnemosyne.ingestion import ocr
 from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, title_from_filename
 from mnemosyne.ingestion.layout import Assembled, lay_out
-from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.parsers.image_data import clean_caption, image_mime_type
+from mnemosyne.library.normalising import normalise_text
 
 logger = logging.getLogger(__name__)
 

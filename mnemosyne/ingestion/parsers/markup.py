@@ -14,9 +14,9 @@ from docutils.utils import SystemMessage
 
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, title_from_filename
 from mnemosyne.ingestion.markdown_lines import iter_markdown_headings
-from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.parsers.html import parse_html
 from mnemosyne.ingestion.text_encodings import decode_text
+from mnemosyne.library.normalising import normalise_text
 
 _DOCUTILS_SETTINGS = {
     "file_insertion_enabled": False,

@@ -15,9 +15,9 @@ from pptx.shapes.group import GroupShape
 from pptx.slide import Slide
 
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, title_from_filename
-from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.parsers.archives import check_archive
 from mnemosyne.ingestion.parsers.pipe_tables import pipe_table
+from mnemosyne.library.normalising import normalise_text
 
 
 def parse_pptx(data: bytes, *, filename: str) -> ParsedDocument:

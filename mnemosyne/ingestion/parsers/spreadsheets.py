@@ -17,10 +17,10 @@ import openpyxl
 from openpyxl.utils.exceptions import InvalidFileException
 
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, title_from_filename
-from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.parsers.archives import check_archive
 from mnemosyne.ingestion.parsers.pipe_tables import pipe_table
 from mnemosyne.ingestion.text_encodings import decode_text
+from mnemosyne.library.normalising import normalise_text
 
 # Cells read from one file at most; the rest is left out and the text says so.
 MAX_CELLS = 500_000

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from mnemosyne.search.evaluation import best_per_document, mrr_at_k, ndcg_at_k, percentile, recall_at_k
+from mnemosyne.evaluation.measures import best_per_document, mrr_at_k, ndcg_at_k, percentile, recall_at_k
 
 
 def test_ndcg_is_one_for_the_ideal_order_and_discounts_by_log2_of_the_rank() -> None:

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mnemosyne.embedding import Embedder
+from mnemosyne.evaluation import measures
 from mnemosyne.ingestion.documents import ParsedDocument
-from mnemosyne.ingestion.normalising import normalise_text
 from mnemosyne.ingestion.outcomes import IngestResult, content_hash
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.library.errors import InvalidArgument, LibraryError
 from mnemosyne.library.models import Collection, EmbeddingStatus, Item, Library, LibraryType
+from mnemosyne.library.normalising import normalise_text
 from mnemosyne.library.services import ensure_collection, ensure_library
-from mnemosyne.search import evaluation
 from mnemosyne.search.service import SearchRequest, search
 from mnemosyne.storage import ChunkStore
 
@@ -157,12 +157,12 @@ def evaluate(
         latencies.append((time.perf_counter() - started) * 1000)
         if request.rerank and response.hits and not response.rerank_applied:
             raise RerankFailed(f"query {query_id!r}: {response.rerank_note}")
-        ranked = evaluation.best_per_document(
+        ranked = measures.best_per_document(
             [(sources[hit.chunk.item_id], hit.score) for hit in response.hits]
         )
-        ndcg.append(evaluation.ndcg_at_k(ranked, judged, 10))
-        recall.append(evaluation.recall_at_k(ranked, judged, 100))
-        mrr.append(evaluation.mrr_at_k(ranked, judged, 10))
+        ndcg.append(measures.ndcg_at_k(ranked, judged, 10))
+        recall.append(measures.recall_at_k(ranked, judged, 100))
+        mrr.append(measures.mrr_at_k(ranked, judged, 10))
         if on_query is not None:
             on_query(number, len(qrels))
     count = len(ndcg)
@@ -171,6 +171,6 @@ def evaluate(
         recall_at_100=sum(recall) / count if count else 0.0,
         mrr_at_10=sum(mrr) / count if count else 0.0,
         queries=count,
-        latency_p50_ms=evaluation.percentile(latencies, 0.5),
-        latency_p95_ms=evaluation.percentile(latencies, 0.95),
+        latency_p50_ms=measures.percentile(latencies, 0.5),
+        latency_p95_ms=measures.percentile(latencies, 0.95),
     )
