@@ -247,13 +247,19 @@ def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float
     return found
 
 
-# What a hit shows and cites (types.HitChunk's fields, in order); an item's metadata and a chunk's
+# What a hit shows and cites (hits.HitChunk's fields, by name); an item's metadata and a chunk's
 # tsvector stay in the database, and so does its vector unless asked for.
+_HIT_COLUMNS = {
+    "c": (
+        "id", "uid", "ordinal", "kind", "mime_type", "image_key", "text_preview", "section_path", "page",
+        "page_end", "ocr_confidence", "char_start", "char_end", "token_count", "storage_key",
+    ),
+    "i": ("id", "uid", "title", "source", "item_type"),
+    "o": ("id", "uid", "name"),
+    "l": ("id", "uid", "name"),
+}  # fmt: skip
 _HIT_SQL = """
-    SELECT c.id, c.uid, c.ordinal, c.kind, c.mime_type, c.image_key, c.text_preview, c.section_path,
-           c.page, c.page_end, c.ocr_confidence, c.char_start, c.char_end, c.token_count,
-           c.storage_key, i.id, i.uid, i.title, i.source, i.item_type,
-           o.id, o.uid, o.name, l.id, l.uid, l.name {embedding}
+    SELECT {columns}
     FROM library_chunk c
     JOIN library_item i ON i.id = c.item_id
     JOIN library_collection o ON o.id = c.collection_id
@@ -266,21 +272,27 @@ def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, H
     """The hits' chunks with their item, collection and library, in one query."""
     if not ids:
         return {}
-    sql = _HIT_SQL.format(embedding=", c.embedding::real[]" if with_embeddings else "")
+    selected = [(table, name) for table, names in _HIT_COLUMNS.items() for name in names]
+    columns = [f"{table}.{name} AS {table}_{name}" for table, name in selected]
+    if with_embeddings:
+        columns.append("c.embedding::real[] AS c_embedding")
     with connections[reading()].cursor() as cursor:
-        cursor.execute(sql, [list(ids)])
-        rows = cursor.fetchall()
+        cursor.execute(_HIT_SQL.format(columns=", ".join(columns)), [list(ids)])
+        names = [column.name for column in cursor.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def of(table: str, row: dict[str, Any]) -> dict[str, Any]:
+        return {name: row[f"{table}_{name}"] for name in _HIT_COLUMNS[table]}
+
     chunks: dict[int, HitChunk] = {}
     for row in rows:
-        embedding = None
-        if with_embeddings and row[26] is not None:
-            embedding = np.asarray(row[26], dtype=np.float32)
-        chunks[row[0]] = HitChunk(
-            *row[:15],
-            item=HitItem(*row[15:20]),
-            collection=Named(*row[20:23]),
-            library=Named(*row[23:26]),
-            embedding=embedding,
+        vector = row.get("c_embedding")
+        chunks[row["c_id"]] = HitChunk(
+            **of("c", row),
+            item=HitItem(**of("i", row)),
+            collection=Named(**of("o", row)),
+            library=Named(**of("l", row)),
+            embedding=None if vector is None else np.asarray(vector, dtype=np.float32),
         )
     return chunks
 
