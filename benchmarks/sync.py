@@ -54,7 +54,7 @@ def run(documents: list[Document], scratch: Path, log: Callable[[str], None]) ->
     latencies = _watch(source.uid, directory, files, log)
     return SyncResult(
         files=len(files),
-        chunks=first.added,
+        chunks=first.created,
         full_seconds=full,
         changed=len(changed),
         incremental_seconds=partial,

@@ -11,7 +11,6 @@ them, so a search sees the old context or the new, never half of each.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 
 from django.db import connection, transaction
@@ -20,11 +19,11 @@ from django.tasks import task
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion.identity import IDENTITY_KEYS, Identity, document_line, identity_words, with_given
 from mnemosyne.ingestion.item_context import chunk_header, given_by_item, identity_of, stored_pages
+from mnemosyne.ingestion.task_timing import timed
 from mnemosyne.ingestion.writes import library_text_configs, rewrite_pages, write_postings
 from mnemosyne.library.models import Chunk, ChunkKind, Item
 from mnemosyne.library.searchable_forms import document_form
 from mnemosyne.library.selectors import chunk_text
-from mnemosyne.metrics import BACKGROUND_TASK_SECONDS, BACKGROUND_TASKS
 
 logger = logging.getLogger(__name__)
 
@@ -53,17 +52,10 @@ def correct_identity(item: Item, values: Mapping[str, object]) -> Identity:
 
 
 @task
+@timed
 def refresh_context(*, item_uid: str) -> dict[str, object]:
     """Rebuild an item's chunks' context (vectors, full-text vectors, pages) under its identity."""
-    started = time.perf_counter()
-    outcome = "failed"
-    try:
-        count = refresh(item_uid)
-        outcome = "ok"
-        return {"item_uid": item_uid, "chunks": count}
-    finally:
-        BACKGROUND_TASKS.labels("refresh_context", outcome).inc()
-        BACKGROUND_TASK_SECONDS.labels("refresh_context").observe(time.perf_counter() - started)
+    return {"item_uid": item_uid, "chunks": refresh(item_uid)}
 
 
 def refresh(item_uid: str) -> int:

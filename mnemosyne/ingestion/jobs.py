@@ -6,7 +6,6 @@ upload is kept in an IngestJob row and a task is queued in the same transaction;
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 
 from django.db import transaction
@@ -15,9 +14,9 @@ from django.utils import timezone
 
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import uploads
+from mnemosyne.ingestion.task_timing import timed
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Collection, IngestJob
-from mnemosyne.metrics import BACKGROUND_TASK_SECONDS, BACKGROUND_TASKS
 from mnemosyne.storage import get_chunk_store
 
 logger = logging.getLogger(__name__)
@@ -54,17 +53,10 @@ def enqueue_upload(
 
 
 @task
+@timed
 def ingest_upload(*, job_uid: str) -> dict[str, object]:
     """Ingest a queued upload; the job records the item or the reason it was not ingested."""
-    started = time.perf_counter()
-    outcome = "failed"
-    try:
-        result = _run(job_uid)
-        outcome = "ok"
-        return result
-    finally:
-        BACKGROUND_TASKS.labels("ingest_upload", outcome).inc()
-        BACKGROUND_TASK_SECONDS.labels("ingest_upload").observe(time.perf_counter() - started)
+    return _run(job_uid)
 
 
 def _run(job_uid: str) -> dict[str, object]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,10 +13,10 @@ from tqdm import tqdm
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.documents import DocumentRejected
-from mnemosyne.ingestion.fetch import FetchFailed, fetch_url
-from mnemosyne.ingestion.outcomes import IngestResult, Outcome, content_hash, unchanged_results
-from mnemosyne.ingestion.parsing import parse_bytes
+from mnemosyne.ingestion.fetch import fetch_url
+from mnemosyne.ingestion.outcomes import IngestResult, Outcome, unchanged_results
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
+from mnemosyne.ingestion.reading import Read, Refused, UnchangedLookup, read_input
 from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url, too_large
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Collection, Item
@@ -144,66 +143,39 @@ def ingest_paths(
     return summary
 
 
-# (source, digest) → the result of an item already up to date, else None (unchanged_results).
-UnchangedLookup = Callable[[str, str], IngestResult | None]
-
-
 def read_file(
     source_file: SourceFile,
     *,
     unchanged: UnchangedLookup | None = None,
     given: Mapping[str, object] | None = None,
 ) -> DocumentInput | Skipped | IngestResult:
-    """Read and parse a file; with `unchanged`, a file whose item is up to date is not even parsed."""
+    """Read and parse a file (reading.read_input); with `unchanged`, a file whose item is up to
+    date is not even parsed. One that cannot be is skipped, with the reason."""
     path = source_file.path
-    try:
+
+    def get() -> Read:
         oversize = too_large(path.stat().st_size)
         if oversize:
-            return Skipped(path, oversize)
-        started = time.perf_counter()
-        data = path.read_bytes()
-        digest = content_hash(data)
-        read_seconds = time.perf_counter() - started
-        if unchanged is not None and (result := unchanged(source_file.source, digest)) is not None:
-            return result
-        parsed = parse_bytes(data, filename=path.name)
-    except DocumentRejected as exc:
-        return Skipped(path, str(exc))
-    except OSError as exc:
-        return Skipped(path, f"cannot read: {exc.strerror or exc}")
-    return DocumentInput(
-        source=source_file.source,
-        parsed=parsed,
-        digest=digest,
-        metadata={"path": str(path)},
-        given=given or {},
-        original=data,
-        read_seconds=read_seconds,
-    )
+            raise DocumentRejected(oversize)
+        return Read(path.read_bytes(), path.name, {"path": str(path)})
+
+    read = read_input(source_file.source, get, unchanged=unchanged, given=given)
+    return Skipped(path, read.reason) if isinstance(read, Refused) else read
 
 
 def read_url(url: str, *, given: Mapping[str, object] | None = None) -> DocumentInput | IngestResult:
-    """Fetch and parse a URL; one that cannot be is a failed result (its item, if any, is untouched)."""
-    try:
-        started = time.perf_counter()
+    """Fetch and parse a URL; one that cannot be is a failed result (its item, if any, is untouched).
+    The URL as given is the item's identity, so a re-run finds the same item."""
+
+    def get() -> Read:
         fetched = fetch_url(url)
-        read_seconds = time.perf_counter() - started
-        parsed = parse_bytes(fetched.data, filename=fetched.filename)
-    except (FetchFailed, DocumentRejected) as exc:
-        return IngestResult(url, Outcome.FAILED, error=str(exc))
-    metadata: dict[str, object] = {"url": url, "content_type": fetched.content_type}
-    if fetched.final_url != url:
-        metadata["final_url"] = fetched.final_url
-    # The URL as given is the item's identity, so a re-run finds the same item.
-    return DocumentInput(
-        source=url,
-        parsed=parsed,
-        digest=content_hash(fetched.data),
-        metadata=metadata,
-        given=given or {},
-        original=fetched.data,
-        read_seconds=read_seconds,
-    )
+        metadata: dict[str, object] = {"url": url, "content_type": fetched.content_type}
+        if fetched.final_url != url:
+            metadata["final_url"] = fetched.final_url
+        return Read(fetched.data, fetched.filename, metadata)
+
+    read = read_input(url, get, given=given)
+    return IngestResult(url, Outcome.FAILED, error=read.reason) if isinstance(read, Refused) else read
 
 
 def prune_missing(

@@ -13,7 +13,6 @@ runs at a time (a PostgreSQL advisory lock): another that finds it running is sk
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -23,13 +22,14 @@ from django.tasks import task
 from django.utils import timezone
 
 from mnemosyne.embedding import Embedder, get_embedder
-from mnemosyne.ingestion.documents import DocumentRejected, title_from_filename
+from mnemosyne.ingestion.documents import title_from_filename
 from mnemosyne.ingestion.identity import InvalidIdentity, parse_given
 from mnemosyne.ingestion.listings import Listed, SourceUnavailable
-from mnemosyne.ingestion.outcomes import Outcome, content_hash, unchanged_result
-from mnemosyne.ingestion.parsing import parse_bytes
+from mnemosyne.ingestion.outcomes import IngestResult, Outcome, unchanged_result
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
+from mnemosyne.ingestion.reading import Read, Refused, read_input
 from mnemosyne.ingestion.source_files import list_files
+from mnemosyne.ingestion.task_timing import timed
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import EmbeddingStatus, Item, Source
 from mnemosyne.library.services import advisory_lock, delete_item
@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class SyncReport:
-    added: int = 0
+    created: int = 0
     updated: int = 0
     unchanged: int = 0
     renamed: int = 0
@@ -51,7 +51,7 @@ class SyncReport:
 
     def counts(self) -> dict[str, int]:
         return {
-            "added": self.added,
+            "created": self.created,
             "updated": self.updated,
             "unchanged": self.unchanged,
             "renamed": self.renamed,
@@ -107,9 +107,9 @@ def _synced(
     named = Item.objects.filter(collection=collection, source__in=list(listing.files))
     known = {item.source: item for item in ours.union(named)}
     manifest: dict[str, dict[str, str]] = {}
-    # Changed files with their digest; their bytes are read again when ingested, so a large
-    # directory is never held in memory at once.
-    changed: list[tuple[Listed, str]] = []
+    # Files whose fingerprint changed: each read once, as it is ingested (reading.read_input), so
+    # a large directory is never held in memory at once.
+    changed: list[Listed] = []
     for name, listed in listing.files.items():
         before, item = seen.get(name), known.get(name)
         fresh = item is not None and item.embedding_status == EmbeddingStatus.COMPLETE
@@ -117,19 +117,13 @@ def _synced(
             manifest[name] = before
             result.unchanged += 1
             continue
-        try:
-            digest = content_hash(listed.read())
-        except OSError as exc:
-            _failed(result, report, name, f"cannot read: {exc}")
-            continue
-        changed.append((listed, digest))
+        changed.append(listed)
     gone = {
         name: item
         for name, item in known.items()
         if name not in listing.files and name not in listing.unreadable
     }
-    changed = _renames(changed, known, gone, manifest, result, report)
-    _ingest(source, changed, manifest, result, embedder, store, report)
+    _ingest(source, changed, known, gone, manifest, result, embedder, store, report)
     for name, item in sorted(gone.items()):
         try:
             delete_item(item_uid=item.uid, dry_run=False, store=store)
@@ -157,77 +151,65 @@ def _synced(
     return result
 
 
-def _renames(
-    changed: list[tuple[Listed, str]],
-    known: dict[str, Item],
-    gone: dict[str, Item],
-    manifest: dict[str, dict[str, str]],
-    result: SyncReport,
-    report: Callable[[str], None],
-) -> list[tuple[Listed, str]]:
-    """A new file with the content of a file that went away: its item renamed, not re-ingested."""
-    by_digest = {item.content_hash: name for name, item in gone.items() if item.content_hash}
-    rest = []
-    for listed, digest in changed:
-        old = by_digest.pop(digest, None) if listed.name not in known else None
-        if old is None:
-            rest.append((listed, digest))
-            continue
-        item = gone.pop(old)
-        fields: dict[str, object] = {"source": listed.name}
-        if item.title == title_from_filename(PurePosixPath(old).name):
-            fields["title"] = title_from_filename(PurePosixPath(listed.name).name)
-        Item.objects.filter(pk=item.pk).update(**fields)
-        manifest[listed.name] = {"f": listed.fingerprint, "h": digest}
-        result.renamed += 1
-        report(f"renamed {old} → {listed.name}")
-    return rest
-
-
 def _ingest(
     source: Source,
-    changed: list[tuple[Listed, str]],
+    changed: list[Listed],
+    known: dict[str, Item],
+    gone: dict[str, Item],
     manifest: dict[str, dict[str, str]],
     result: SyncReport,
     embedder: Embedder,
     store: ChunkStore,
     report: Callable[[str], None],
 ) -> None:
+    """Read each changed file once: a new file with the content of a file that went away renames
+    that file's item (nothing re-embedded), an item already up to date with the bytes is unchanged,
+    the rest goes through the ingest pipeline. Renamed items leave `gone`."""
     collection = source.collection
-    fingerprints = {listed.name: (listed.fingerprint, digest) for listed, digest in changed}
     given = source_given(source)
+    by_digest = {item.content_hash: name for name, item in gone.items() if item.content_hash}
+    fingerprints = {listed.name: listed.fingerprint for listed in changed}
+    digests: dict[str, str] = {}
+    renamed: set[str] = set()
+
+    def rename(item: Item, old: str, new: str) -> None:
+        fields: dict[str, object] = {"source": new}
+        if item.title == title_from_filename(PurePosixPath(old).name):
+            fields["title"] = title_from_filename(PurePosixPath(new).name)
+        Item.objects.filter(pk=item.pk).update(**fields)
+        renamed.add(new)
+        result.renamed += 1
+        report(f"renamed {old} → {new}")
+
+    def already(name: str, digest: str) -> IngestResult | None:
+        """The item these bytes already are: renamed from a file that went away, or up to date."""
+        digests[name] = digest
+        old = by_digest.pop(digest, None) if name not in known else None
+        if old is not None:
+            rename(gone.pop(old), old, name)
+            return IngestResult(name, Outcome.UNCHANGED)
+        return unchanged_result(
+            collection=collection, source=name, digest=digest, embedder=embedder, given=given
+        )
 
     def documents() -> Iterator[DocumentInput]:
-        for listed, digest in changed:
-            same = unchanged_result(
-                collection=collection, source=listed.name, digest=digest, embedder=embedder, given=given
-            )
-            if same is not None:
-                manifest[listed.name] = {"f": listed.fingerprint, "h": digest}
-                result.unchanged += 1
-                continue
-            try:
-                started = time.perf_counter()
-                data = listed.read()
-                digest = content_hash(data)  # it may have changed since it was hashed
-                read_seconds = time.perf_counter() - started
-                fingerprints[listed.name] = (listed.fingerprint, digest)
-                parsed = parse_bytes(data, filename=listed.filename or PurePosixPath(listed.name).name)
-            except OSError as exc:
-                _failed(result, report, listed.name, f"cannot read: {exc}")
-                continue
-            except DocumentRejected as exc:
-                _failed(result, report, listed.name, str(exc))
-                continue
-            yield DocumentInput(
-                source=listed.name,
-                parsed=parsed,
-                digest=digest,
-                metadata={"source_uid": source.uid},
+        for listed in changed:
+            filename = listed.filename or PurePosixPath(listed.name).name
+            read = read_input(
+                listed.name,
+                lambda: Read(listed.read(), filename, {"source_uid": source.uid}),  # noqa: B023
+                unchanged=already,
                 given=given,
-                original=data,
-                read_seconds=read_seconds,
             )
+            if isinstance(read, Refused):
+                _failed(result, report, listed.name, read.reason)
+                continue
+            if isinstance(read, IngestResult):
+                manifest[listed.name] = {"f": listed.fingerprint, "h": digests[listed.name]}
+                if listed.name not in renamed:
+                    result.unchanged += 1
+                continue
+            yield read
 
     for outcome in ingest_documents(
         collection=collection, documents=documents(), embedder=embedder, store=store
@@ -235,10 +217,9 @@ def _ingest(
         if outcome.outcome == Outcome.FAILED:
             _failed(result, report, outcome.source, outcome.error or "failed")
             continue
-        fingerprint, digest = fingerprints[outcome.source]
-        manifest[outcome.source] = {"f": fingerprint, "h": digest}
+        manifest[outcome.source] = {"f": fingerprints[outcome.source], "h": digests[outcome.source]}
         if outcome.outcome == Outcome.CREATED:
-            result.added += 1
+            result.created += 1
         elif outcome.outcome == Outcome.UPDATED:
             result.updated += 1
         else:
@@ -288,6 +269,7 @@ def _record(
 
 
 @task
+@timed
 def sync_scheduled(*, source_uid: str, due: str) -> dict[str, object]:
     """A scheduled sync (db_worker); the next one is queued when it ends. A task whose due time is
     no longer the source's (rescheduled since) does nothing."""
@@ -316,6 +298,7 @@ def schedule_next(source: Source) -> None:
 
 
 @task
+@timed
 def sync_once(*, source_uid: str) -> dict[str, object]:
     """A sync asked for (the admin's "Sync now"), run by a background worker."""
     source = Source.objects.select_related("collection__library").filter(uid=source_uid).first()

@@ -11,7 +11,6 @@ chunks, and the next run (inline or in the background) ingests it again.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -32,8 +31,8 @@ from mnemosyne.ingestion.runner import (
     read_url,
 )
 from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url
+from mnemosyne.ingestion.task_timing import timed
 from mnemosyne.library.models import Collection
-from mnemosyne.metrics import BACKGROUND_TASK_SECONDS, BACKGROUND_TASKS
 from mnemosyne.storage import ChunkStore, get_chunk_store
 
 
@@ -42,22 +41,15 @@ class IngestTaskFailed(Exception):
 
 
 @task
+@timed
 def ingest_source(
     *, collection_id: int, location: str, source: str, given: dict[str, str] | None = None
 ) -> dict[str, object]:
     """Ingest one file (absolute path) or URL as the item `source`; raise when it is not ingested.
     `given` is what a person says the document is (identity.parse_given, as text)."""
-    started = time.perf_counter()
-    outcome = "failed"
-    try:
-        result = _ingest_source(
-            collection_id=collection_id, location=location, source=source, given=parse_given(given or {})
-        )
-        outcome = "ok"
-        return result
-    finally:
-        BACKGROUND_TASKS.labels("ingest_source", outcome).inc()
-        BACKGROUND_TASK_SECONDS.labels("ingest_source").observe(time.perf_counter() - started)
+    return _ingest_source(
+        collection_id=collection_id, location=location, source=source, given=parse_given(given or {})
+    )
 
 
 def _ingest_source(

@@ -13,11 +13,10 @@ from django.conf import settings
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import formats
-from mnemosyne.ingestion.documents import DocumentRejected
 from mnemosyne.ingestion.identity import InvalidIdentity, given_as_text, parse_given
 from mnemosyne.ingestion.outcomes import Outcome
-from mnemosyne.ingestion.parsing import parse_bytes
-from mnemosyne.ingestion.pipeline import ingest_document
+from mnemosyne.ingestion.pipeline import DocumentInput, ingest_document
+from mnemosyne.ingestion.reading import Read, Refused, read_input
 from mnemosyne.library import services
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Collection, Item
@@ -94,18 +93,24 @@ def upsert_item(
     title, found = check_upload(title=title, content=content, mime_type=mime_type)
     given = check_document(document, title=title)
     source = upsert_source(external_id=external_id, content=content)
-    try:
-        # Named after the title: a parser falls back on the file name (e.g. an image without a caption).
-        stem = re.sub(r"[^\w\- ]+", " ", title).strip()[:100] or "upload"
-        parsed = parse_bytes(content, filename=f"{stem}{found.suffixes[0]}")
-    except DocumentRejected as exc:
-        raise InvalidArgument(f"cannot ingest the content: {exc}") from exc
+    # Named after the title: a parser falls back on the file name (e.g. an image without a caption).
+    stem = re.sub(r"[^\w\- ]+", " ", title).strip()[:100] or "upload"
     user_metadata = dict(metadata or {})
-    # Title and metadata are part of the digest: changing either updates the item.
-    digest = hashlib.sha256(
-        json.dumps([title, user_metadata, given_as_text(given)], sort_keys=True, default=str).encode()
-        + hashlib.sha256(content).digest()
-    ).hexdigest()
+
+    def digest_of(data: bytes) -> str:
+        # Title and metadata are part of the digest: changing either updates the item.
+        return hashlib.sha256(
+            json.dumps([title, user_metadata, given_as_text(given)], sort_keys=True, default=str).encode()
+            + hashlib.sha256(data).digest()
+        ).hexdigest()
+
+    read = read_input(
+        source, lambda: Read(content, f"{stem}{found.suffixes[0]}"), given=given, digest_of=digest_of
+    )
+    if isinstance(read, Refused):
+        raise InvalidArgument(f"cannot ingest the content: {read.reason}")
+    assert isinstance(read, DocumentInput)  # no `unchanged` lookup: never an earlier result
+    parsed, digest = read.parsed, read.digest
     # Uploads of one item run one at a time: the same call made twice at once creates the item
     # once, and the second finds it done (unchanged) instead of reporting it created too.
     with services.item_lock(collection_id=collection.pk, source=source):

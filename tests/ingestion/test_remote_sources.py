@@ -59,7 +59,13 @@ def test_an_s3_prefix_syncs_by_etag(s3: Any, embedder: Embedder) -> None:
     )
     s3.delete_object(Bucket="team-docs", Key="wiki/ops/backup.md")
     result = sync_source(source, embedder=embedder)
-    assert (result.updated, result.renamed, result.added, result.deleted, result.unchanged) == (1, 1, 0, 0, 0)
+    assert (result.updated, result.renamed, result.created, result.deleted, result.unchanged) == (
+        1,
+        1,
+        0,
+        0,
+        0,
+    )
     assert sources_of(source) == {"team-docs/wiki/tides.md", "team-docs/wiki/ops/backups.md"}
 
 
@@ -190,7 +196,7 @@ def test_a_website_sitemap_is_fetched_conditionally(website: Website, embedder: 
     assert sources_of(source) == {f"{website.base}/docs/tides.html", f"{website.base}/docs/ops/locks.html"}
     website.requests.clear()
     result = sync_source(source, embedder=embedder)
-    assert result.unchanged == 2 and result.added == result.updated == 0
+    assert result.unchanged == 2 and result.created == result.updated == 0
     assert sorted(code for path, code in website.requests if path.endswith(".html")) == [304, 304]
 
 

@@ -52,7 +52,7 @@ def test_a_directory_source_syncs_incrementally(
     source = add(docs, "--exclude=drafts/")
     assert source.last_status == "ok" or Source.objects.get(pk=source.pk).last_status == "ok"
     source.refresh_from_db()
-    assert source.last_counts["added"] == 3
+    assert source.last_counts["created"] == 3
     assert sources_of(source) == {
         "handbook/intro.md",
         "handbook/guides/setup.md",
@@ -73,7 +73,7 @@ def test_a_directory_source_syncs_incrementally(
 
     monkeypatch.setattr(source_files, "_reader", counting)
     result = sync_source(source, embedder=embedder)
-    assert (result.unchanged, result.added, result.updated, reads) == (3, 0, 0, [])
+    assert (result.unchanged, result.created, result.updated, reads) == (3, 0, 0, [])
 
     # One edit, one rename, one deletion, one new file.
     write(docs, {"guides/setup.md": "# Setup\n\nInstall the tide gauge at low water.\n"})
@@ -85,15 +85,15 @@ def test_a_directory_source_syncs_incrementally(
     )
     result = sync_source(source, embedder=embedder)
     assert result.counts() == {
-        "added": 1,
+        "created": 1,
         "updated": 1,
         "unchanged": 0,
         "renamed": 1,
         "deleted": 1,
         "failed": 0,
     }
-    # Only the changed files are read (hashed, and read again to be ingested unless renamed).
-    assert sorted(set(reads)) == ["handbook/faq.md", "handbook/guides/backups.md", "handbook/guides/setup.md"]
+    # Only the changed files are read, each once (hashed, then ingested from the same bytes unless renamed).
+    assert sorted(reads) == ["handbook/faq.md", "handbook/guides/backups.md", "handbook/guides/setup.md"]
     assert sources_of(source) == {"handbook/faq.md", "handbook/guides/setup.md", "handbook/guides/backups.md"}
     # The renamed item kept its chunks (nothing re-embedded) and took the new name.
     renamed = Item.objects.get(source="handbook/guides/backups.md")
@@ -110,7 +110,7 @@ def test_a_file_that_cannot_be_read_is_reported_and_retried(docs: Path, embedder
     source.refresh_from_db()
     assert source.last_status == "partial" and "empty file" in source.last_error
     write(docs, {"broken.md": "# Fixed\n\nNow it has text.\n"})
-    assert sync_source(source, embedder=embedder).added == 1
+    assert sync_source(source, embedder=embedder).created == 1
 
 
 def test_include_patterns_are_gitignore_style(docs: Path, embedder: Embedder) -> None:
@@ -163,7 +163,7 @@ def test_a_git_source_syncs_its_committed_files(tmp_path: Path, embedder: Embedd
     git(repo, "mv", "docs/usage.md", "docs/running.md")
     git(repo, "commit", "-q", "-am", "rename and edit")
     result = sync_source(source, embedder=embedder)
-    assert result.counts()["added"] == 1 and result.counts()["deleted"] == 1  # renamed *and* edited
+    assert result.counts()["created"] == 1 and result.counts()["deleted"] == 1  # renamed *and* edited
     assert sources_of(source) == {"project/README.md", "project/docs/running.md"}
     git(repo, "mv", "README.md", "INDEX.md")
     git(repo, "commit", "-q", "-m", "pure rename")
@@ -188,7 +188,7 @@ def test_a_scheduled_sync_runs_in_the_background_worker(docs: Path, shared_data_
             assert time.monotonic() < deadline, Source.objects.get(pk=source.pk).last_error
             time.sleep(0.3)
     source.refresh_from_db()
-    assert source.last_counts["added"] == 4
+    assert source.last_counts["created"] == 4
     assert source.next_sync_at is not None  # the next one is queued
 
 
@@ -245,7 +245,7 @@ def test_the_admin_and_the_status_report_show_sources(docs: Path, admin_client: 
 
     source = add(docs, "--exclude=drafts/")
     page = admin_client.get("/admin/library/source/")
-    assert page.status_code == 200 and source.uid.encode() in page.content and b"3 added" in page.content
+    assert page.status_code == 200 and source.uid.encode() in page.content and b"3 created" in page.content
     collection = ensure_collection(library=ensure_library(name="Docs"), name="main")
     broken = Source.objects.create(
         collection=collection, kind="directory", location=str(tmp_path / "vanished")
@@ -298,8 +298,8 @@ def test_one_sync_of_a_source_at_a_time(docs: Path, embedder: Embedder) -> None:
         assert holding.wait(30)
         busy = sync_source(source, embedder=embedder)
         assert busy.line() == "skipped: another sync of this source is running"
-        assert busy.counts()["added"] == 0 and not Item.objects.exists()
+        assert busy.counts()["created"] == 0 and not Item.objects.exists()
     finally:
         done.set()
         thread.join(30)
-    assert sync_source(source, embedder=embedder).added == 4
+    assert sync_source(source, embedder=embedder).created == 4
