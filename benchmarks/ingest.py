@@ -24,8 +24,8 @@ from benchmarks import corpus, database
 from benchmarks.results import IngestResult, IngestRun
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import pipeline
+from mnemosyne.ingestion.inputs import InputFile, discover
 from mnemosyne.ingestion.parsing import parse_bytes
-from mnemosyne.ingestion.sources import SourceFile, discover
 from mnemosyne.library.models import Collection
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +43,7 @@ def planned_inputs(directory: Path, embedder: Embedder) -> list[list[str]]:
     """Per document, the embedding inputs of its chunks, planned exactly as the pipeline plans them."""
     per_document = []
     for entry in discover([directory], {".md"}):
-        if not isinstance(entry, SourceFile):
+        if not isinstance(entry, InputFile):
             continue
         parsed = parse_bytes(entry.path.read_bytes(), filename=entry.path.name)
         # Planned by the pipeline's own function, so the raw runs embed the chunks ingest writes.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mnemosyne.ingestion.sources import Skipped
+from mnemosyne.ingestion.inputs import Skipped
 
 
 class SourceUnavailable(Exception):

@@ -14,10 +14,10 @@ from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.documents import DocumentRejected
 from mnemosyne.ingestion.fetch import fetch_url
+from mnemosyne.ingestion.inputs import InputFile, Skipped, collect_inputs, is_url, too_large
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, unchanged_results
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.ingestion.reading import Read, Refused, UnchangedLookup, read_input
-from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url, too_large
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Collection, Item
 from mnemosyne.library.services import delete_item
@@ -105,11 +105,11 @@ def ingest_paths(
         # their items are up to date is read for LOOKUP_FILES of them at a time.
         for start in range(0, len(inputs.files), LOOKUP_FILES):
             window = inputs.files[start : start + LOOKUP_FILES]
-            sources = [source_file.source for source_file in window]
+            sources = [input_file.source for input_file in window]
             known = unchanged_results(collection=collection, sources=sources, embedder=embedder, given=given)
-            for source_file in window:
-                bar.set_postfix_str(source_file.source[-40:], refresh=False)
-                document = read_file(source_file, unchanged=known, given=given)
+            for input_file in window:
+                bar.set_postfix_str(input_file.source[-40:], refresh=False)
+                document = read_file(input_file, unchanged=known, given=given)
                 if isinstance(document, Skipped):
                     summary.skipped.append(document)
                     report(f"skipped {document.path}: {document.reason}")
@@ -144,14 +144,14 @@ def ingest_paths(
 
 
 def read_file(
-    source_file: SourceFile,
+    input_file: InputFile,
     *,
     unchanged: UnchangedLookup | None = None,
     given: Mapping[str, object] | None = None,
 ) -> DocumentInput | Skipped | IngestResult:
     """Read and parse a file (reading.read_input); with `unchanged`, a file whose item is up to
     date is not even parsed. One that cannot be is skipped, with the reason."""
-    path = source_file.path
+    path = input_file.path
 
     def get() -> Read:
         oversize = too_large(path.stat().st_size)
@@ -159,7 +159,7 @@ def read_file(
             raise DocumentRejected(oversize)
         return Read(path.read_bytes(), path.name, {"path": str(path)})
 
-    read = read_input(source_file.source, get, unchanged=unchanged, given=given)
+    read = read_input(input_file.source, get, unchanged=unchanged, given=given)
     return Skipped(path, read.reason) if isinstance(read, Refused) else read
 
 

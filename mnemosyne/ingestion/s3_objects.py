@@ -15,8 +15,8 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 
+from mnemosyne.ingestion.inputs import Skipped, too_large
 from mnemosyne.ingestion.listings import Listed, Listing, SourceUnavailable
-from mnemosyne.ingestion.sources import Skipped, too_large
 
 
 def parse_location(location: str) -> tuple[str, str]:

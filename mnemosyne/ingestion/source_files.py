@@ -15,9 +15,9 @@ from pathlib import Path
 import pathspec
 
 from mnemosyne.ingestion import formats
+from mnemosyne.ingestion.inputs import InputFile, Skipped, discover, too_large
 from mnemosyne.ingestion.listings import Listed, Listing, SourceUnavailable
 from mnemosyne.ingestion.s3_objects import s3_objects
-from mnemosyne.ingestion.sources import Skipped, SourceFile, discover, too_large
 from mnemosyne.ingestion.web_pages import web_pages
 from mnemosyne.library.models import Source
 
@@ -87,7 +87,7 @@ def _relative(path: Path, root: Path) -> str:
         return path.name
 
 
-def _reader(entry: SourceFile) -> Callable[[], bytes]:
+def _reader(entry: InputFile) -> Callable[[], bytes]:
     return entry.path.read_bytes
 
 

@@ -21,6 +21,7 @@ from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
 from mnemosyne.ingestion.identity import given_as_text, parse_given
+from mnemosyne.ingestion.inputs import InputFile, Skipped, collect_inputs, is_url
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, unchanged_results
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.ingestion.runner import (
@@ -30,7 +31,6 @@ from mnemosyne.ingestion.runner import (
     read_file,
     read_url,
 )
-from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, is_url
 from mnemosyne.ingestion.task_timing import timed
 from mnemosyne.library.models import Collection
 from mnemosyne.storage import ChunkStore, get_chunk_store
@@ -62,7 +62,7 @@ def _ingest_source(
         document = read_url(location, given=given)
     else:
         document = read_file(
-            SourceFile(path=Path(location), source=source),
+            InputFile(path=Path(location), source=source),
             unchanged=unchanged_results(
                 collection=collection, sources=[source], embedder=embedder, given=given
             ),

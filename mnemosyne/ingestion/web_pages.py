@@ -19,8 +19,8 @@ from bs4 import BeautifulSoup
 from lxml import etree
 
 from mnemosyne.ingestion.fetch import Fetched, FetchFailed, NotModified, fetch_url
+from mnemosyne.ingestion.inputs import Skipped
 from mnemosyne.ingestion.listings import Listed, Listing, SourceUnavailable
-from mnemosyne.ingestion.sources import Skipped
 
 USER_AGENT = "Mnemosyne"
 MAX_SITEMAPS = 20

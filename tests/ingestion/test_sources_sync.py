@@ -64,7 +64,7 @@ def test_a_directory_source_syncs_incrementally(
     reads: list[str] = []
     real = source_files._reader
 
-    def counting(entry: source_files.SourceFile) -> Callable[[], bytes]:
+    def counting(entry: source_files.InputFile) -> Callable[[], bytes]:
         def read() -> bytes:
             reads.append(entry.source)
             return real(entry)()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mnemosyne.ingestion.formats import suffixes_for
-from mnemosyne.ingestion.sources import Skipped, SourceFile, collect_inputs, discover, is_url, matches_glob
+from mnemosyne.ingestion.inputs import InputFile, Skipped, collect_inputs, discover, is_url, matches_glob
 
 # What a walk into a documentation library takes in (source code is for code libraries only).
 SUFFIXES = suffixes_for("documentation")
@@ -37,7 +37,7 @@ def tree(tmp_path: Path) -> Path:
 
 def _sources(root: Path, include: list[str] | None = None, exclude: list[str] | None = None) -> list[str]:
     found = discover([root], SUFFIXES, include=include or (), exclude=exclude or ())
-    return [entry.source for entry in found if isinstance(entry, SourceFile)]
+    return [entry.source for entry in found if isinstance(entry, InputFile)]
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,7 @@ def test_excluded_files_are_not_reported_as_skipped(tree: Path) -> None:
 
 def test_a_file_named_on_its_own_ignores_the_globs(tree: Path) -> None:
     found = list(discover([tree / "notes.txt"], SUFFIXES, include=["*.md"], exclude=["*.txt"]))
-    assert found == [SourceFile(path=(tree / "notes.txt").resolve(), source="notes.txt")]
+    assert found == [InputFile(path=(tree / "notes.txt").resolve(), source="notes.txt")]
 
 
 def test_arguments_are_split_into_urls_paths_and_directories(tree: Path) -> None:

@@ -16,7 +16,7 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 @dataclass(frozen=True)
-class SourceFile:
+class InputFile:
     path: Path
     # Stable identity of the item: the path relative to the parent of the root it was found under,
     # so `ingest docs` names files "docs/…" from whichever directory it is run.
@@ -33,7 +33,7 @@ class Skipped:
 class Inputs:
     """What the command line names: files found, URLs, what was passed over, the directories walked."""
 
-    files: list[SourceFile] = field(default_factory=list)
+    files: list[InputFile] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     directories: list[Path] = field(default_factory=list)
@@ -80,7 +80,7 @@ def discover(
     *,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
-) -> Iterator[SourceFile | Skipped]:
+) -> Iterator[InputFile | Skipped]:
     """Yield every file under `roots` (sorted), or why it is passed over.
 
     In a directory walk, hidden files and directories are ignored, and so are files that match an
@@ -189,11 +189,11 @@ def _class_end(pattern: str, start: int) -> int:
 
 def _classify(
     path: Path, root: Path, base: Path, suffixes: set[str], *, explicit: bool
-) -> SourceFile | Skipped:
+) -> InputFile | Skipped:
     target = path.resolve()
     # Symlinks that lead outside the root are not followed.
     if target != path and not target.is_relative_to(root) and not explicit:
         return Skipped(path, "symlink leads outside the ingested directory")
     if path.suffix.lower() not in suffixes:
         return Skipped(path, f"unsupported file type {path.suffix or '(none)'!r}")
-    return SourceFile(path=path, source=path.relative_to(base).as_posix())
+    return InputFile(path=path, source=path.relative_to(base).as_posix())
