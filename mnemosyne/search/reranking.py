@@ -1,4 +1,4 @@
-"""Applying the configured reranker to fused hits (the reranker backends live in search.rerank)."""
+"""Applying the configured reranker to fused hits (the reranker backends are search.rerankers)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.conf import settings
 from mnemosyne import outages
 from mnemosyne.library.selectors import chunk_text
 from mnemosyne.outages import Dependency
-from mnemosyne.search.rerank import RerankError, get_reranker, rerank_order
+from mnemosyne.search.rerankers import RerankError, get_reranker, rerank_order
 from mnemosyne.search.types import SearchHit
 
 

@@ -33,7 +33,7 @@ from mnemosyne.search.documents import named_documents
 from mnemosyne.search.filters import Filters, documents_matching
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
 from mnemosyne.search.hits import HitChunk
-from mnemosyne.search.rerank import get_reranker
+from mnemosyne.search.rerankers import get_reranker
 from mnemosyne.search.reranking import rerank_hits
 from mnemosyne.search.shaping import GROUPS, collapse_near_duplicates, grouped, maximal_marginal_relevance
 from mnemosyne.search.types import (

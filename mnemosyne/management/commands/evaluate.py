@@ -19,7 +19,7 @@ from mnemosyne.embedding import get_embedder
 from mnemosyne.evaluation.beir import Dataset, ensure_loaded, evaluate
 from mnemosyne.library.errors import LibraryError
 from mnemosyne.management.schema import require_current_schema
-from mnemosyne.search.rerank import get_reranker
+from mnemosyne.search.rerankers import get_reranker
 from mnemosyne.search.service import SEARCH_TYPES, SearchRequest, validate
 from mnemosyne.storage import get_chunk_store
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mnemosyne.search.rerank import (
+from mnemosyne.search.rerankers import (
     CrossEncoderReranker,
     HttpReranker,
     RerankError,
