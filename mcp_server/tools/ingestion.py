@@ -48,7 +48,9 @@ class SourceState(BaseModel):
     last_status: str = Field(
         description="ok, partial (some files failed), failed, running, or empty (never)."
     )
-    last_counts: dict[str, int] = Field(description="added, updated, unchanged, renamed, deleted, failed.")
+    last_counts: dict[str, int] = Field(
+        description="created, updated, unchanged, renamed, deleted, failed (older syncs: added)."
+    )
     last_error: str = Field(description="Why the last sync failed, or which files did.")
 
 
