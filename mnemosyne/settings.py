@@ -69,7 +69,7 @@ PORT = envint("PORT", 8001, minimum=1, maximum=65535)
 # load a worker busy for seconds could close a connection just as a request arrived on it.
 HTTP_KEEP_ALIVE_SECONDS = envint("HTTP_KEEP_ALIVE_SECONDS", 30, minimum=1, maximum=3600)
 # `serve`'s uvicorn worker processes: one per core this process may run on (at most 8; each holds
-# its own copy of the model, about 0.8 GB). Streamable HTTP is stateless, so any worker answers any
+# its own copy of the model). Streamable HTTP is stateless, so any worker answers any
 # request; legacy SSE keeps a session in one process and is refused with several (see asgi.py).
 SERVE_WORKERS = envint("SERVE_WORKERS", min(len(os.sched_getaffinity(0)), 8), minimum=1, maximum=64)
 # Set by `serve` for its workers: how many there are.
@@ -216,15 +216,15 @@ EMBEDDING_MAX_TOKENS = envint("EMBEDDING_MAX_TOKENS", 512, minimum=16, maximum=1
 EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 16, minimum=1, maximum=1024)
 # Single queries run on ONNX Runtime ("onnx": the model's transformer exported once into
 # EMBEDDING_CACHE_DIR and checked against torch at every load), on its int8 form like ingest
-# batches ("onnx-int8": less than half the CPU a query, vectors within cosine ≈ 0.99 of the float
-# graph's, so rankings move a little — docs/benchmarks.md) or on torch like batches ("torch").
+# batches ("onnx-int8": cheaper, and rankings move a little — docs/benchmarks.md) or on torch like
+# batches ("torch").
 EMBEDDING_QUERY_BACKEND = envchoice("EMBEDDING_QUERY_BACKEND", "onnx", ("onnx", "onnx-int8", "torch"))
 # Ingest batches run on ONNX Runtime with int8 weights ("onnx-int8": the exported graph quantized
-# once, one single-threaded session per core, embedding/document_encoder.py; about 2 times torch's
-# chunks/s on SciFact, nDCG@10 0.735 against 0.736 — docs/benchmarks.md) or on torch ("torch").
+# once, one single-threaded session per core, embedding/document_encoder.py; its speed and quality
+# against torch's: docs/benchmarks.md) or on torch ("torch").
 EMBEDDING_DOCUMENT_BACKEND = envchoice("EMBEDDING_DOCUMENT_BACKEND", "onnx-int8", ("onnx-int8", "torch"))
 # One: a search embeds its query while the full-text leg keeps another core busy, and two threads
-# then wait on each other (measured: 8.4 ms p50 with two, 5.6 ms with one, the other core loaded).
+# then wait on each other (docs/benchmarks.md).
 EMBEDDING_QUERY_THREADS = envint("EMBEDDING_QUERY_THREADS", 1, minimum=1, maximum=64)
 # Query vectors kept in each process for queries asked again (paging, retries); 0 keeps none.
 EMBEDDING_QUERY_CACHE_SIZE = envint("EMBEDDING_QUERY_CACHE_SIZE", 512, minimum=0, maximum=100_000)
@@ -258,9 +258,9 @@ LOG_LEVEL = envchoice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")
 SEARCH_HNSW_EF_SEARCH = envint("SEARCH_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
 # Fusion of the legs: "rrf" (reciprocal rank fusion, k = SEARCH_RRF_K) or "relative" (min-max
 # normalised scores, vector weighted by SEARCH_ALPHA, full text by 1 - SEARCH_ALPHA).
-# Defaults measured on BEIR SciFact (train split, see docs/benchmarks.md): relative fusion at
-# alpha 0.5 beat RRF (nDCG@10 0.737 vs 0.723); the graph leg added nothing measurable, so its
-# weight is 0 and it runs only when asked for alone or given a weight.
+# Defaults chosen on BEIR SciFact's train split (docs/benchmarks.md): relative fusion at alpha 0.5
+# beat RRF; the graph leg added nothing measurable, so its weight is 0 and it runs only when asked
+# for alone or given a weight.
 SEARCH_FUSION = envchoice("SEARCH_FUSION", "relative", ("rrf", "relative"))
 SEARCH_RRF_K = envint("SEARCH_RRF_K", 60, minimum=1, maximum=1000)
 SEARCH_ALPHA = envfloat("SEARCH_ALPHA", 0.5, minimum=0.0, maximum=1.0)
