@@ -87,14 +87,14 @@ class SentenceTransformerEmbedder:
         self._document_encoder: document_encoder.OnnxDocumentEncoder | None = None
         if self._from_checked_graphs(weights_sha256, query_backend, document_backend):
             return
-        self._model = _sentence_transformer(model_dir)
-        dim = self._model.get_embedding_dimension()
+        self._model = model = _sentence_transformer(model_dir)
+        dim = model.get_embedding_dimension()
         if not dim:
             raise ImproperlyConfigured(f"EMBEDDING_MODEL {model_id!r} does not say its vectors' dimension")
         # The model's dimension: each dimension has its own index (library.vector_models).
         self.dim = int(dim)
-        self.max_tokens = int(self._model.max_seq_length or 256)
-        self._word_pieces = WordPieces.of(self._model.tokenizer, max_length=self.max_tokens)
+        self.max_tokens = int(model.max_seq_length or 256)
+        self._word_pieces = WordPieces.of(model.tokenizer, max_length=self.max_tokens)
         if query_backend not in ("onnx", "onnx-int8") and document_backend != "onnx-int8":
             return
         if weights_sha256 is None:
@@ -103,13 +103,13 @@ class SentenceTransformerEmbedder:
                 "the model has no model.safetensors to key an export"
             )
             return
-        probes = query_encoder.probe_vectors(self._model)
+        probes = query_encoder.probe_vectors(model)
         if query_backend in ("onnx", "onnx-int8"):
             self._query_encoder = _onnx_or_none(
                 "queries are embedded with torch",
                 "the int8 query encoder" if query_backend == "onnx-int8" else "the ONNX query encoder",
                 lambda: query_encoder.build(
-                    self._loaded_model(),
+                    model,
                     word_pieces=self._word_pieces,
                     expected=probes,
                     model_id=model_id,
@@ -126,7 +126,7 @@ class SentenceTransformerEmbedder:
                 "ingest embeds with torch",
                 "the int8 document encoder",
                 lambda: document_encoder.build(
-                    self._loaded_model(),
+                    model,
                     word_pieces=self._word_pieces,
                     expected=probes,
                     model_id=model_id,

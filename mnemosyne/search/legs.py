@@ -258,26 +258,26 @@ _HIT_COLUMNS = {
     "o": ("id", "uid", "name"),
     "l": ("id", "uid", "name"),
 }  # fmt: skip
-_HIT_SQL = """
-    SELECT {columns}
+_HIT_FROM = """
     FROM library_chunk c
     JOIN library_item i ON i.id = c.item_id
     JOIN library_collection o ON o.id = c.collection_id
     JOIN library_library l ON l.id = c.library_id
     WHERE c.id = ANY (%s)
 """
+_HIT_SELECT = ", ".join(
+    f"{table}.{name} AS {table}_{name}" for table, names in _HIT_COLUMNS.items() for name in names
+)
+_HIT_SQL = f"SELECT {_HIT_SELECT} {_HIT_FROM}"
+_HIT_SQL_WITH_EMBEDDINGS = f"SELECT {_HIT_SELECT}, c.embedding::real[] AS c_embedding {_HIT_FROM}"
 
 
 def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, HitChunk]:
     """The hits' chunks with their item, collection and library, in one query."""
     if not ids:
         return {}
-    selected = [(table, name) for table, names in _HIT_COLUMNS.items() for name in names]
-    columns = [f"{table}.{name} AS {table}_{name}" for table, name in selected]
-    if with_embeddings:
-        columns.append("c.embedding::real[] AS c_embedding")
     with connections[reading()].cursor() as cursor:
-        cursor.execute(_HIT_SQL.format(columns=", ".join(columns)), [list(ids)])
+        cursor.execute(_HIT_SQL_WITH_EMBEDDINGS if with_embeddings else _HIT_SQL, [list(ids)])
         names = [column.name for column in cursor.description]
         rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
