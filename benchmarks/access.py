@@ -45,10 +45,10 @@ def _caller() -> tuple[str, Asked]:
     from django.contrib.auth.models import Group, User
 
     from benchmarks.database import BENCH_PREFIX
-    from mcp_server.auth.actions import create_token
     from mcp_server.auth.decision import Asked
     from mcp_server.auth.library_access import Role
     from mcp_server.auth.library_grants import grant
+    from mcp_server.auth.services import create_token
     from mcp_server.tools.catalog import spec_named
     from mnemosyne.library.services import ensure_library
 

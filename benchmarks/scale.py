@@ -26,7 +26,7 @@ from benchmarks.results import BuildTimes
 from mnemosyne import graph
 from mnemosyne.graph import ChunkConcepts
 from mnemosyne.graph.concepts import Concept, extract_concepts
-from mnemosyne.ingestion import writes
+from mnemosyne.ingestion import services
 from mnemosyne.ingestion.item_context import chunk_header
 from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, Collection, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection
@@ -195,7 +195,7 @@ def _write_batch(
 
     started = time.perf_counter()
     with transaction.atomic():
-        writes.write_search_vectors(
+        services.write_search_vectors(
             [row.pk for row in created],
             [original.header for original in originals],
             texts,

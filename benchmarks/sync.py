@@ -23,7 +23,7 @@ EDITS = 20
 def run(documents: list[Document], scratch: Path, log: Callable[[str], None]) -> SyncResult:
     from benchmarks.database import BENCH_PREFIX
     from mnemosyne.embedding import get_embedder
-    from mnemosyne.ingestion.syncing import sync_source
+    from mnemosyne.ingestion.sync.runs import sync_source
     from mnemosyne.library.models import Source
     from mnemosyne.library.services import ensure_collection, ensure_library
 
@@ -54,11 +54,11 @@ def run(documents: list[Document], scratch: Path, log: Callable[[str], None]) ->
     latencies = _watch(source.uid, directory, files, log)
     return SyncResult(
         files=len(files),
-        chunks=first.created,
+        chunks=first.counts()["created"],
         full_seconds=full,
         changed=len(changed),
         incremental_seconds=partial,
-        incremental_updated=incremental.updated,
+        incremental_updated=incremental.counts()["updated"],
         noop_seconds=noop,
         watch_p50_seconds=statistics.median(latencies),
         watch_max_seconds=max(latencies),

@@ -11,10 +11,10 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from mcp_server.auth import library_access
-from mcp_server.auth.actions import create_token, decide_approval, extend_token, revoke_token
 from mcp_server.auth.library_access import Role, credential_problem
 from mcp_server.auth.library_grants import grant, revoke
 from mcp_server.auth.oauth import admin as _oauth_admin  # noqa: F401  (registers the OAuth models)
+from mcp_server.auth.services import create_token, decide_approval, extend_token, revoke_token
 from mcp_server.auth.sign_in_audit import address_of
 from mcp_server.models import SCOPES, LibraryGrant, MCPApprovalRequest, MCPAuditEvent, MCPToken, OIDCIdentity
 from mcp_server.tools.catalog import TOOL_SPECS

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 
-from mcp_server.auth import actions, tokens
+from mcp_server.auth import services, tokens
 from mcp_server.auth.credentials import AuthFailure
 from mcp_server.auth.principal import Principal
 from mcp_server.metrics import AUTH_FAILURES
@@ -36,7 +36,7 @@ def check_approval(tool: str, caller: Principal, arguments: dict[str, Any], appr
     """
     if tool not in settings.MCP_APPROVAL_REQUIRED_TOOLS:
         return
-    if approval_id and actions.use_approval(
+    if approval_id and services.use_approval(
         uid=approval_id, token=caller.token, subject=caller.subject, tool=tool, arguments=arguments
     ):
         return
@@ -46,7 +46,7 @@ def check_approval(tool: str, caller: Principal, arguments: dict[str, Any], appr
             f"approval {approval_id[:100]!r} is not an approved, unused approval of this call "
             "(same token, tool and arguments); call without it to ask again"
         )
-    request = actions.request_approval(
+    request = services.request_approval(
         token=caller.token, subject=caller.subject, tool=tool, arguments=arguments
     )
     raise CallFailed(
@@ -70,7 +70,7 @@ def check_nonce(caller: Principal, signing: Signing) -> tuple[str, int]:
         ) from None
     if not tokens.timestamp_is_fresh(timestamp, now):
         raise CallFailed("the request timestamp is more than five minutes off the server's clock")
-    if len(signing.nonce) > 128 or not actions.remember_nonce(token=token, nonce=signing.nonce):
+    if len(signing.nonce) > 128 or not services.remember_nonce(token=token, nonce=signing.nonce):
         raise CallFailed("this nonce was already used in the last five minutes (or is over 128 characters)")
     return signing.nonce, timestamp
 

@@ -23,7 +23,7 @@ from mcp.types import ImageContent
 from pydantic import ValidationError
 
 from mcp_server import call_checks, cursors
-from mcp_server.auth import actions
+from mcp_server.auth import services
 from mcp_server.auth.decision import Allowed
 from mcp_server.auth.refusals import clip
 from mcp_server.metrics import TOOL_DURATION, TOOL_INVOCATIONS
@@ -183,7 +183,7 @@ def _elapsed(started: float) -> dict[str, Any]:
 
 def _audit(call: ToolCall, spec: ToolSpec, outcome: str) -> None:
     try:
-        actions.record_write_call(
+        services.record_write_call(
             token=call.allowed.principal.token,
             actor=call.allowed.principal.actor,
             tool=spec.name,

@@ -11,8 +11,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from mnemosyne.ingestion.identity import InvalidIdentity, parse_given
-from mnemosyne.ingestion.identity_corrections import correct_identity, corrections
-from mnemosyne.ingestion.syncing import sync_once
+from mnemosyne.ingestion.identity_corrections import corrections
+from mnemosyne.ingestion.tasks import correct_identity, sync_once
 from mnemosyne.library.models import Item, Source
 from mnemosyne.library.services import delete_item
 from mnemosyne.storage import get_chunk_store

@@ -21,7 +21,8 @@ from django.db import connection
 import mnemosyne.embedding
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.embedding.sentence_transformer import verify_bundled_weights
-from mnemosyne.ingestion.runner import RunSummary, ingest_paths
+from mnemosyne.ingestion.outcomes import RunReport
+from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Collection, Library
 from mnemosyne.library.services import ensure_collection, ensure_library
 from tests.servers import uvicorn_server
@@ -102,7 +103,7 @@ def ingest_fixture_docs(
     library: str = "Handbook",
     collection: str = "guides",
     library_type: str = "documentation",
-) -> tuple[Library, Collection, RunSummary]:
+) -> tuple[Library, Collection, RunReport]:
     lib = ensure_library(name=library, library_type=library_type)
     col = ensure_collection(library=lib, name=collection)
     summary = ingest_paths(

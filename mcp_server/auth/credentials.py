@@ -1,4 +1,4 @@
-"""Reading credentials: our `mnem_` tokens by digest (zulip's lib side; writes are in actions.py).
+"""Reading credentials: our `mnem_` tokens by digest (zulip's lib side; writes are in services.py).
 
 A token's format is checked before any lookup, then one indexed query by digest; `last_used_at` is
 written at most every LAST_USED_RESOLUTION, so a busy token costs no write per call.

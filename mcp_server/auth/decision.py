@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
-from mcp_server.auth import actions, identify, throttles
+from mcp_server.auth import identify, services, throttles
 from mcp_server.auth.credentials import AuthFailure
 from mcp_server.auth.principal import Principal
 from mcp_server.auth.refusals import READ, WRITE, Refusal
@@ -130,7 +130,7 @@ def _rights(principal: Principal, spec: Tool) -> Refusal | None:
 def _limits(principal: Principal, spec: Tool) -> Refusal | None:
     """Counted in PostgreSQL, shared by every worker and host."""
     if principal.token is not None:
-        wait = actions.take_rate_limit_slot(principal.token)
+        wait = services.take_rate_limit_slot(principal.token)
         if wait is not None:
             return Refusal(AuthFailure.RATE_LIMITED, retry_after=wait)
     wait = throttles.tool_wait(principal, spec.name)

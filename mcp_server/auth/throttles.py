@@ -1,5 +1,5 @@
 """Abuse limits beyond a token's own per-minute limit, counted in PostgreSQL (shared by every
-worker and host, actions.take_throttle_slot):
+worker and host, services.take_throttle_slot):
 
 - **per tool** (`MCP_TOOL_RATE_LIMITS`, e.g. `upsert_item=30`): calls of one tool by one caller in
   a minute; the local operator is not limited;
@@ -20,7 +20,7 @@ import time
 
 from django.conf import settings
 
-from mcp_server.auth import actions
+from mcp_server.auth import services
 from mcp_server.auth.principal import Kind, Principal
 
 AUTH = "auth"
@@ -35,7 +35,7 @@ def tool_wait(principal: Principal, tool: str) -> int | None:
     limit = settings.MCP_TOOL_RATE_LIMITS.get(tool)
     if not limit or principal.kind == Kind.LOCAL:
         return None
-    return actions.take_throttle_slot(f"tool:{tool}:{caller_key(principal)}", limit)
+    return services.take_throttle_slot(f"tool:{tool}:{caller_key(principal)}", limit)
 
 
 def caller_key(principal: Principal) -> str:
@@ -64,7 +64,7 @@ def failed(kind: str, address: str) -> int | None:
     )
     if not limit or not address:
         return None
-    wait = actions.take_throttle_slot(f"{kind}:{address}", limit)
+    wait = services.take_throttle_slot(f"{kind}:{address}", limit)
     if wait is not None:
         with _lock:
             _blocked[(kind, address)] = time.monotonic() + wait

@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
 
-from mcp_server.auth import actions, decision, identify
+from mcp_server.auth import decision, identify, services
 from mcp_server.auth.credentials import AuthFailure
 from mcp_server.auth.principal import Principal
 from mcp_server.auth.refusals import Refusal
@@ -72,7 +72,7 @@ def decide_write(principal: Principal, tool: str, **uids: str) -> None:
 
 def audited(principal: Principal, tool: str, outcome: str, **arguments: object) -> None:
     """An audit row for a change made here, as the write tools leave one (who, what, the outcome)."""
-    actions.record_write_call(
+    services.record_write_call(
         token=None,
         tool=tool,
         outcome=outcome,

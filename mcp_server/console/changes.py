@@ -18,9 +18,8 @@ from django.views.decorators.http import require_POST
 from mcp_server.auth.principal import Principal
 from mcp_server.console.access import audited, console_view, decide_write
 from mnemosyne.ingestion.inputs import is_url
-from mnemosyne.ingestion.source_setup import kind_of, new_source
-from mnemosyne.ingestion.syncing import schedule_next, sync_once
-from mnemosyne.ingestion.tasks import ingest_source
+from mnemosyne.ingestion.sync.adding import kind_of, new_source
+from mnemosyne.ingestion.tasks import ingest_source, schedule_next, sync_once
 from mnemosyne.library import selectors, services
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import EmbeddingStatus, Item, Source

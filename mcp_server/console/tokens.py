@@ -23,7 +23,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from mcp_server import client_configs
-from mcp_server.auth import actions, library_access
+from mcp_server.auth import library_access, services
 from mcp_server.auth.oauth import grants
 from mcp_server.auth.principal import Principal
 from mcp_server.console.access import audited, console_view
@@ -77,7 +77,7 @@ def tokens(request: HttpRequest, principal: Principal) -> HttpResponse:
         if form.is_valid():
             days = form.cleaned_data["expires"]
             try:
-                created = actions.create_token(
+                created = services.create_token(
                     user=user,
                     name=form.cleaned_data["name"],
                     scopes=["read", "write"] if form.cleaned_data["write"] else ["read"],
@@ -194,7 +194,7 @@ def revoke(request: HttpRequest, principal: Principal, token_id: int) -> HttpRes
     user = request.user
     assert isinstance(user, User)
     token = _revocable(MCPToken.objects.filter(pk=token_id), user)
-    actions.revoke_token(token=token, actor=user.get_username(), address=request.META.get("REMOTE_ADDR", ""))
+    services.revoke_token(token=token, actor=user.get_username(), address=request.META.get("REMOTE_ADDR", ""))
     return HttpResponseRedirect(reverse("console:tokens"))
 
 

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from mcp_server.auth.principal import Principal
 from mcp_server.console.access import audited, console_view, decide, decide_write
 from mnemosyne.ingestion import formats
-from mnemosyne.ingestion.jobs import enqueue_upload
+from mnemosyne.ingestion.tasks import enqueue_upload
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import IngestJob

@@ -11,7 +11,7 @@ from mcp_server.auth.principal import Principal
 from mcp_server.tools.schemas import CollectionRef, LibraryRef
 from mcp_server.tools.spec import DESTRUCTIVE_IDEMPOTENT_WRITE, ArgumentError, Arguments, ToolSpec
 from mnemosyne.embedding import get_embedder
-from mnemosyne.ingestion import formats, jobs, uploads
+from mnemosyne.ingestion import formats, tasks, uploads
 from mnemosyne.ingestion.outcomes import Outcome
 from mnemosyne.library import selectors, services
 from mnemosyne.storage import get_chunk_store
@@ -124,7 +124,7 @@ def upsert_item(caller: Principal, args: UpsertItemArguments) -> UpsertResult:
         args.background if args.background is not None else len(content) > settings.UPSERT_BACKGROUND_BYTES
     )
     if queued:
-        job = jobs.enqueue_upload(
+        job = tasks.enqueue_upload(
             collection=collection,
             title=args.title,
             content=content,

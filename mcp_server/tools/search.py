@@ -172,7 +172,7 @@ def _document_filter(documents: DocumentFilterArguments | None) -> DocumentFilte
     )
 
 
-def _hit(hit: service.SearchHit, extras: set[str]) -> SearchHit:
+def _hit(hit: service.RankedHit, extras: set[str]) -> SearchHit:
     chunk = hit.chunk
     return SearchHit(
         chunk_uid=chunk.uid,

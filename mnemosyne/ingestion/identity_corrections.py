@@ -14,13 +14,11 @@ import logging
 from collections.abc import Mapping
 
 from django.db import connection, transaction
-from django.tasks import task
 
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion.identity import IDENTITY_KEYS, Identity, document_line, identity_words, with_given
 from mnemosyne.ingestion.item_context import chunk_header, given_by_item, identity_of, stored_pages
-from mnemosyne.ingestion.task_timing import timed
-from mnemosyne.ingestion.writes import library_text_configs, rewrite_pages, write_postings
+from mnemosyne.ingestion.services import library_text_configs, rewrite_pages, write_postings
 from mnemosyne.library.models import Chunk, ChunkKind, Item
 from mnemosyne.library.searchable_forms import document_form
 from mnemosyne.library.selectors import chunk_text
@@ -31,9 +29,10 @@ logger = logging.getLogger(__name__)
 BATCH = 128
 
 
-def correct_identity(item: Item, values: Mapping[str, object]) -> Identity:
-    """Record what a person says the item is (checked values, identity.parse_given) as given,
-    and queue the refresh of its chunks' context. Returns the identity it now has."""
+def record_identity(item: Item, values: Mapping[str, object]) -> Identity:
+    """Record what a person says the item is (checked values, identity.parse_given) as given;
+    returns the identity it now has. Its chunks' context follows by `refresh` (tasks.correct_identity
+    queues it)."""
     identity = with_given(identity_of(item), {**given_by_item(item), **values})
     extra = {**(item.metadata.get("identity") or {}), **identity.as_metadata()}
     for key in ("fiscal_year", "fiscal_quarter"):
@@ -47,15 +46,7 @@ def correct_identity(item: Item, values: Mapping[str, object]) -> Identity:
         period=identity.period[:40],
         metadata={**item.metadata, "identity": extra},
     )
-    transaction.on_commit(lambda: refresh_context.enqueue(item_uid=item.uid))
     return identity
-
-
-@task
-@timed
-def refresh_context(*, item_uid: str) -> dict[str, object]:
-    """Rebuild an item's chunks' context (vectors, full-text vectors, pages) under its identity."""
-    return {"item_uid": item_uid, "chunks": refresh(item_uid)}
 
 
 def refresh(item_uid: str) -> int:

@@ -27,13 +27,14 @@ from django.conf import settings
 from django.db import transaction
 
 from mnemosyne.embedding import Embedder
-from mnemosyne.ingestion import failures, reading_notes, writes
+from mnemosyne.ingestion import failures, reading_notes
 from mnemosyne.ingestion.cover_reading import identify
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.identity import Identity, document_line, with_given
 from mnemosyne.ingestion.item_context import given_by_item
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, ingest_config_signature, up_to_date
 from mnemosyne.ingestion.planning import PlannedChunk, page_texts, plan_chunks, with_document
+from mnemosyne.ingestion.services import ItemChunks, forget_logged_statements, record_stages, replace_chunks
 from mnemosyne.library import services, vector_models
 from mnemosyne.library.models import Chunk, Collection, Item
 from mnemosyne.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
@@ -290,7 +291,7 @@ def _finish(batch: _Batch, store: ChunkStore, signature: str, model: _Model) -> 
     except Exception as exc:
         logger.exception("embedding a batch of %d documents failed", len(batch.claimed))
         return batch.results + [_fail(entry.item, entry.document.source, exc) for entry in batch.claimed]
-    entries: list[writes.ItemChunks] = []
+    entries: list[ItemChunks] = []
     offset = 0
     for claimed in batch.claimed:
         entries.append(_entry(claimed, vectors[offset : offset + len(claimed.chunks)], signature))
@@ -298,7 +299,7 @@ def _finish(batch: _Batch, store: ChunkStore, signature: str, model: _Model) -> 
     started = time.perf_counter()
     written = _write(batch.claimed, entries, store, model)
     _record_stages(batch.claimed, written, embed_seconds, time.perf_counter() - started)
-    writes.forget_logged_statements()
+    forget_logged_statements()
     return batch.results + written
 
 
@@ -326,19 +327,19 @@ def _record_stages(
         }
         stages[entry.item.pk] = {name: round(value, 4) for name, value in found.items() if value is not None}
     try:
-        writes.record_stages(stages)
+        record_stages(stages)
     except Exception:
         logger.exception("recording the stages' times of %d items failed", len(stages))
 
 
-def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> writes.ItemChunks:
+def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> ItemChunks:
     document = claimed.document
     # The version names the content and the configuration that chunked it, so a re-ingest under
     # another configuration never overwrites the objects the current chunks point at.
     version = hashlib.sha256(f"{document.digest}|{signature}".encode()).hexdigest()[:16]
     identity = claimed.identity
     extra = identity.as_metadata()
-    return writes.ItemChunks(
+    return ItemChunks(
         item=claimed.item,
         title=identity.title or document.parsed.title,
         item_type=document.parsed.item_type,
@@ -359,9 +360,9 @@ def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> wri
 
 
 def _write(
-    claimed: Sequence[_Claimed], entries: Sequence[writes.ItemChunks], store: ChunkStore, model: _Model
+    claimed: Sequence[_Claimed], entries: Sequence[ItemChunks], store: ChunkStore, model: _Model
 ) -> list[IngestResult]:
-    stored: list[tuple[_Claimed, writes.ItemChunks]] = []
+    stored: list[tuple[_Claimed, ItemChunks]] = []
     results: list[IngestResult] = []
     for claim, entry in zip(claimed, entries, strict=True):
         try:
@@ -379,7 +380,7 @@ def _write(
         with transaction.atomic():
             # The library still takes this model's vectors (a re-embedding may have switched it).
             vector_models.hold(model.library_id, model_id=model.model_id)
-            old_prefixes = writes.replace_chunks([entry for _, entry in stored])
+            old_prefixes = replace_chunks([entry for _, entry in stored])
     except Exception:
         if len(stored) == 1:
             claim, entry = stored[0]
@@ -393,11 +394,11 @@ def _write(
     return results
 
 
-def _write_one(claim: _Claimed, entry: writes.ItemChunks, store: ChunkStore, model: _Model) -> IngestResult:
+def _write_one(claim: _Claimed, entry: ItemChunks, store: ChunkStore, model: _Model) -> IngestResult:
     try:
         with transaction.atomic():
             vector_models.hold(model.library_id, model_id=model.model_id)
-            old_prefixes = writes.replace_chunks([entry])
+            old_prefixes = replace_chunks([entry])
     except Exception as exc:
         logger.exception("writing %s failed", claim.document.source)
         _discard_new_objects(entry, store)
@@ -406,7 +407,7 @@ def _write_one(claim: _Claimed, entry: writes.ItemChunks, store: ChunkStore, mod
     return _written(claim, entry)
 
 
-def _store_objects(entry: writes.ItemChunks, store: ChunkStore) -> None:
+def _store_objects(entry: ItemChunks, store: ChunkStore) -> None:
     if entry.original:
         store.put(keys.original_key(entry.prefix), entry.original)
     for number, text in entry.pages:
@@ -417,7 +418,7 @@ def _store_objects(entry: writes.ItemChunks, store: ChunkStore) -> None:
             store.put(keys.image_key(entry.prefix, ordinal, chunk.image_extension), chunk.image.data)
 
 
-def _discard_new_objects(entry: writes.ItemChunks, store: ChunkStore) -> None:
+def _discard_new_objects(entry: ItemChunks, store: ChunkStore) -> None:
     """Remove what a failed write stored, unless the item's current chunks point there too."""
     in_use = Chunk.objects.filter(item_id=entry.item.pk, storage_key__startswith=f"{entry.prefix}/").exists()
     if not in_use:
@@ -435,7 +436,7 @@ def _delete_old_objects(store: ChunkStore, old_prefixes: set[str], *, keep: str)
         store.delete_prefix(old_prefix)
 
 
-def _written(claim: _Claimed, entry: writes.ItemChunks) -> IngestResult:
+def _written(claim: _Claimed, entry: ItemChunks) -> IngestResult:
     outcome = Outcome.CREATED if claim.created else Outcome.UPDATED
     notes = reading_notes.in_words(claim.document.parsed)
     return IngestResult(claim.document.source, outcome, claim.item.uid, len(entry.chunks), notes=notes)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
@@ -15,7 +14,7 @@ from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.documents import DocumentRejected
 from mnemosyne.ingestion.fetch import fetch_url
 from mnemosyne.ingestion.inputs import InputFile, Skipped, collect_inputs, is_url, too_large
-from mnemosyne.ingestion.outcomes import IngestResult, Outcome, unchanged_results
+from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, unchanged_results
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.ingestion.reading import Read, Refused, UnchangedLookup, read_input
 from mnemosyne.library.errors import NotFound
@@ -25,39 +24,8 @@ from mnemosyne.storage import ChunkStore, get_chunk_store
 
 Report = Callable[[str], None]
 
-SUMMARY_COUNTS = ("created", "updated", "unchanged", "failed", "skipped", "pruned")
 # Files whose items are looked up with one query (a re-run over an unchanged tree is mostly that).
 LOOKUP_FILES = 256
-
-
-@dataclass
-class RunSummary:
-    results: list[IngestResult] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    pruned: list[str] = field(default_factory=list)
-    # Tasks enqueued by a background run (mnemosyne.ingestion.tasks), which ingests nothing itself.
-    enqueued: int | None = None
-
-    def counts(self) -> Counter[str]:
-        counts: Counter[str] = Counter(result.outcome.value for result in self.results)
-        counts["skipped"] = len(self.skipped)
-        counts["pruned"] = len(self.pruned)
-        counts["enqueued"] = self.enqueued or 0
-        return counts
-
-    def line(self) -> str:
-        counts = self.counts()
-        if self.enqueued is not None:
-            return ", ".join(f"{counts[name]} {name}" for name in ("enqueued", "failed", "skipped", "pruned"))
-        parts = [f"{counts[name]} {name}" for name in SUMMARY_COUNTS]
-        chunks = sum(result.chunk_count for result in self.results if result.outcome != Outcome.FAILED)
-        return f"{', '.join(parts)}; {chunks} chunks in the ingested items"
-
-    def every_input_failed(self) -> bool:
-        """True when inputs were tried and none was ingested (a run with nothing to do is no failure)."""
-        counts = self.counts()
-        ingested = counts["created"] + counts["updated"] + counts["unchanged"] + counts["enqueued"]
-        return ingested == 0 and counts["failed"] + counts["skipped"] > 0
 
 
 def ingest_paths(
@@ -72,7 +40,7 @@ def ingest_paths(
     exclude: Sequence[str] = (),
     prune: bool = False,
     given: Mapping[str, object] | None = None,
-) -> RunSummary:
+) -> RunReport:
     """Ingest every supported file under `paths` and every http(s) URL among them.
 
     A bad file or URL is reported and the run goes on. With `prune`, items of the collection
@@ -83,7 +51,7 @@ def ingest_paths(
     embedder = embedder or get_embedder()
     store = store or get_chunk_store()
     show_progress = sys.stderr.isatty() if progress is None else progress
-    summary = RunSummary()
+    summary = RunReport()
     inputs = collect_inputs(
         paths, formats.suffixes_for(collection.library.library_type), include=include, exclude=exclude
     )
@@ -137,7 +105,7 @@ def ingest_paths(
         ):
             pass
     if prune:
-        summary.pruned = prune_missing(
+        summary.deleted = prune_missing(
             collection=collection, directories=inputs.directories, store=store, report=report
         )
     return summary
@@ -191,7 +159,7 @@ def prune_missing(
     for directory in directories:
         if directory.name:
             bases_by_name[directory.name].append(directory.resolve().parent)
-    pruned: list[str] = []
+    deleted: list[str] = []
     for name, bases in sorted(bases_by_name.items()):
         items = Item.objects.filter(collection=collection, source__startswith=f"{name}/").order_by("source")
         for item in items.only("pk", "uid", "source"):
@@ -201,7 +169,7 @@ def prune_missing(
                 deletion = delete_item(item_uid=item.uid, dry_run=False, store=store)
             except NotFound:
                 continue  # deleted meanwhile
-            pruned.append(item.source)
+            deleted.append(item.source)
             left = "" if deletion.storage_cleaned else " (its stored objects could not be removed)"
-            report(f"pruned {item.source}{left}")
-    return pruned
+            report(f"deleted {item.source}{left}")
+    return deleted

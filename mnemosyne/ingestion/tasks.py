@@ -1,8 +1,12 @@
-"""Background ingestion on Django's Tasks framework: one task per file or URL.
+"""Every background task (Django's Tasks framework), each counted and timed by one decorator, and
+the calls that queue them: a file or URL to ingest (`ingest --background`), an upload
+(`upsert_item`), a source's sync (scheduled, or asked for), an item's context after a person
+corrected what it is.
 
-`ingest --background` enqueues; `python manage.py db_worker` (django-tasks-db) runs the tasks, and
-any number of workers on any number of machines can share the queue in PostgreSQL. A file is read
-by the worker at the path it had when enqueued, so workers on other machines need the same paths.
+`python manage.py db_worker` (django-tasks-db) runs the tasks, and any number of workers on any
+number of machines can share the queue in PostgreSQL. A file is read by the worker at the path it
+had when enqueued, so workers on other machines need the same paths. (Tasks queued by a version
+that declared them in other modules are renamed by migration library 0016.)
 
 A worker killed mid-item leaves nothing half-written: the pipeline swaps an item's chunks in one
 transaction and marks it complete only then, so the item stays "processing" with its previous
@@ -12,27 +16,27 @@ chunks, and the next run (inline or in the background) ingests it again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
 
 from django.db import transaction
 from django.tasks import task
+from django.utils import timezone
 
 from mnemosyne.embedding import get_embedder
-from mnemosyne.ingestion import formats
+from mnemosyne.ingestion import formats, uploads
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
-from mnemosyne.ingestion.identity import given_as_text, parse_given
+from mnemosyne.ingestion.identity import Identity, given_as_text, parse_given
+from mnemosyne.ingestion.identity_corrections import record_identity, refresh
 from mnemosyne.ingestion.inputs import InputFile, Skipped, collect_inputs, is_url
-from mnemosyne.ingestion.outcomes import IngestResult, Outcome, unchanged_results
+from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, unchanged_results
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
-from mnemosyne.ingestion.runner import (
-    Report,
-    RunSummary,
-    prune_missing,
-    read_file,
-    read_url,
-)
+from mnemosyne.ingestion.runner import Report, prune_missing, read_file, read_url
+from mnemosyne.ingestion.sync.listings import SourceUnavailable
+from mnemosyne.ingestion.sync.runs import sync_source
 from mnemosyne.ingestion.task_timing import timed
-from mnemosyne.library.models import Collection
+from mnemosyne.ingestion.upload_jobs import run_upload
+from mnemosyne.library.models import Collection, IngestJob, Item, Source
 from mnemosyne.storage import ChunkStore, get_chunk_store
 
 
@@ -96,10 +100,10 @@ def enqueue_paths(
     prune: bool = False,
     store: ChunkStore | None = None,
     given: Mapping[str, object] | None = None,
-) -> RunSummary:
+) -> RunReport:
     """Enqueue one ingest task per file found and per URL; prune (if asked) right away."""
     given_text = given_as_text(given or {})
-    summary = RunSummary()
+    summary = RunReport()
     inputs = collect_inputs(
         paths, formats.suffixes_for(collection.library.library_type), include=include, exclude=exclude
     )
@@ -123,10 +127,105 @@ def enqueue_paths(
             )
     summary.enqueued = len(jobs)
     if prune:
-        summary.pruned = prune_missing(
+        summary.deleted = prune_missing(
             collection=collection,
             directories=inputs.directories,
             store=store or get_chunk_store(),
             report=report,
         )
     return summary
+
+
+def enqueue_upload(
+    *,
+    collection: Collection,
+    title: str,
+    content: bytes,
+    mime_type: str,
+    external_id: str | None = None,
+    metadata: Mapping[str, object] | None = None,
+    document: Mapping[str, object] | None = None,
+) -> IngestJob:
+    """Queue an upload (upload_jobs.py); refused at once (InvalidArgument) for what can be told
+    without parsing it."""
+    title, _ = uploads.check_upload(title=title, content=content, mime_type=mime_type)
+    uploads.check_document(document, title=title)
+    if external_id is not None:
+        uploads.upsert_source(external_id=external_id, content=content)  # checks the id
+    with transaction.atomic():
+        job = IngestJob.objects.create(
+            collection=collection,
+            title=title[:500],
+            mime_type=mime_type,
+            external_id=external_id,
+            metadata=dict(metadata or {}),
+            document=dict(document or {}),
+            content=content,
+            size=len(content),
+        )
+        ingest_upload.enqueue(job_uid=job.uid)
+    return job
+
+
+@task
+@timed
+def ingest_upload(*, job_uid: str) -> dict[str, object]:
+    """Ingest a queued upload; the job records the item or the reason it was not ingested."""
+    return run_upload(job_uid)
+
+
+@task
+@timed
+def sync_scheduled(*, source_uid: str, due: str) -> dict[str, object]:
+    """A scheduled sync; the next one is queued when it ends. A task whose due time is no longer
+    the source's (rescheduled since) does nothing."""
+    source = Source.objects.select_related("collection__library").filter(uid=source_uid).first()
+    if source is None or source.next_sync_at is None or source.next_sync_at.isoformat() != due:
+        return {"source": source_uid, "skipped": "superseded"}
+    outcome: dict[str, object]
+    try:
+        outcome = dict(sync_source(source).counts())
+    except SourceUnavailable as exc:
+        outcome = {"error": str(exc)}
+    finally:
+        schedule_next(source)
+    return {"source": source_uid, **outcome}
+
+
+def schedule_next(source: Source) -> None:
+    """Queue the source's next scheduled sync (every_minutes from now), or clear it when unscheduled."""
+    if not source.every_minutes:
+        Source.objects.filter(pk=source.pk).update(next_sync_at=None)
+        return
+    due = timezone.now() + timedelta(minutes=source.every_minutes)
+    Source.objects.filter(pk=source.pk).update(next_sync_at=due)
+    source.next_sync_at = due
+    sync_scheduled.using(run_after=due).enqueue(source_uid=source.uid, due=due.isoformat())
+
+
+@task
+@timed
+def sync_once(*, source_uid: str) -> dict[str, object]:
+    """A sync asked for (the admin's and the console's "Sync now")."""
+    source = Source.objects.select_related("collection__library").filter(uid=source_uid).first()
+    if source is None:
+        return {"source": source_uid, "skipped": "no such source"}
+    try:
+        return {"source": source_uid, **sync_source(source).counts()}
+    except SourceUnavailable as exc:
+        return {"source": source_uid, "error": str(exc)}
+
+
+def correct_identity(item: Item, values: Mapping[str, object]) -> Identity:
+    """Record what a person says the item is (identity_corrections.record_identity) and queue the
+    refresh of its chunks' context once that is committed. Returns the identity it now has."""
+    identity = record_identity(item, values)
+    transaction.on_commit(lambda: refresh_context.enqueue(item_uid=item.uid))
+    return identity
+
+
+@task
+@timed
+def refresh_context(*, item_uid: str) -> dict[str, object]:
+    """Rebuild an item's chunks' context (vectors, full-text vectors, pages) under its identity."""
+    return {"item_uid": item_uid, "chunks": refresh(item_uid)}

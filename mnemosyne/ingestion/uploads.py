@@ -27,7 +27,7 @@ MAX_EXTERNAL_ID_CHARS = 500
 
 
 @dataclass(frozen=True)
-class UpsertResult:
+class Upserted:
     item: Item
     outcome: Outcome  # created, updated or unchanged
     chunk_count: int
@@ -82,7 +82,7 @@ def upsert_item(
     external_id: str | None = None,
     metadata: Mapping[str, object] | None = None,
     document: Mapping[str, object] | None = None,
-) -> UpsertResult:
+) -> Upserted:
     """Create or replace one item through the ingest pipeline (which writes it in one transaction).
 
     Everything that can be refused (size, type, unreadable or empty content, document metadata
@@ -131,4 +131,4 @@ def upsert_item(
                 delete_item(item_uid=result.item_uid, dry_run=False, store=store)
             raise InvalidArgument(f"ingestion failed: {result.error}")
     item = Item.objects.select_related("collection", "collection__library").get(uid=result.item_uid)
-    return UpsertResult(item=item, outcome=result.outcome, chunk_count=result.chunk_count)
+    return Upserted(item=item, outcome=result.outcome, chunk_count=result.chunk_count)

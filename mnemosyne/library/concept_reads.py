@@ -41,14 +41,14 @@ def top_concepts(
 
 
 @dataclass(frozen=True)
-class RelatedConcept:
+class ConceptNeighbour:
     key: str
     label: str
     weight: int
     example_chunk_uids: list[str]
 
 
-def related_concepts(concept: str, *, limit: int) -> tuple[str, list[RelatedConcept]]:
+def related_concepts(concept: str, *, limit: int) -> tuple[str, list[ConceptNeighbour]]:
     """The concept's key and the concepts co-occurring with it, strongest first."""
     key = normalise_concept(concept)
     store = get_graph_store()
@@ -66,7 +66,7 @@ def related_concepts(concept: str, *, limit: int) -> tuple[str, list[RelatedConc
         within_boundary(Chunk.objects.filter(id__in=chunk_ids), "library_id").values_list("id", "uid")
     )
     return key, [
-        RelatedConcept(
+        ConceptNeighbour(
             key=neighbour.key,
             label=neighbour.label,
             weight=neighbour.weight,

@@ -11,17 +11,17 @@ from mnemosyne import outages
 from mnemosyne.library.selectors import chunk_text
 from mnemosyne.outages import Dependency
 from mnemosyne.search.rerankers import RerankError, get_reranker, rerank_order
-from mnemosyne.search.types import SearchHit
+from mnemosyne.search.types import RankedHit
 
 
 @dataclass(frozen=True)
 class RerankOutcome:
-    hits: list[SearchHit]
+    hits: list[RankedHit]
     applied: bool
     note: str
 
 
-def rerank_hits(query: str, hits: Sequence[SearchHit], *, requested: bool) -> RerankOutcome:
+def rerank_hits(query: str, hits: Sequence[RankedHit], *, requested: bool) -> RerankOutcome:
     """Reorder the first RERANK_TOP_N hits by the reranker's scores; the rest keep their place after them.
 
     Without a configured reranker, or when it fails (or answers with the wrong number of scores,

@@ -39,8 +39,8 @@ from mnemosyne.search.shaping import GROUPS, collapse_near_duplicates, grouped, 
 from mnemosyne.search.types import (
     SEARCH_TYPES,
     LegHit,
+    RankedHit,
     ResolvedSearch,
-    SearchHit,
     SearchRequest,
     SearchResponse,
 )
@@ -251,7 +251,7 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         with_embeddings=request.diversity is not None,
     )
     hits = [
-        SearchHit(
+        RankedHit(
             chunk=chunks[entry.key],
             score=entry.score,
             legs={leg: LegHit(rank=rank, score=scores[leg][entry.key]) for leg, rank in entry.ranks.items()},

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
-from mnemosyne.search.types import SearchHit
+from mnemosyne.search.types import RankedHit
 
 _WORD = re.compile(r"\w+")
 SHINGLE_WORDS = 4
@@ -162,10 +162,10 @@ def fit_budget(sizes: Sequence[int], budget: int) -> int:
 GROUPS = ("page", "item")
 
 
-def grouped(hits: Sequence[SearchHit], group_by: str) -> list[SearchHit]:
+def grouped(hits: Sequence[RankedHit], group_by: str) -> list[RankedHit]:
     """One hit per page (a chunk running over pages counts for its first) or per item: the best,
     in order, with the uids of the others it stands for in `grouped`."""
-    groups: dict[tuple[int, int | None], SearchHit] = {}
+    groups: dict[tuple[int, int | None], RankedHit] = {}
     members: dict[tuple[int, int | None], list[str]] = {}
     for hit in hits:
         key = (hit.chunk.item.id, hit.chunk.page if group_by == "page" else None)

@@ -66,7 +66,7 @@ class LegHit:
 
 
 @dataclass(frozen=True)
-class SearchHit:
+class RankedHit:
     chunk: HitChunk
     score: float
     legs: dict[str, LegHit]
@@ -83,7 +83,7 @@ class SearchHit:
 
 @dataclass
 class SearchResponse:
-    hits: list[SearchHit]
+    hits: list[RankedHit]
     legs_run: list[str]
     legs_not_run: dict[str, str] = field(default_factory=dict)
     rerank_applied: bool = False

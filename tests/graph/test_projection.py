@@ -16,7 +16,7 @@ from mnemosyne import graph
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph import ChunkConcepts, GraphUnavailable
 from mnemosyne.graph import projection as graph_projection
-from mnemosyne.ingestion import runner, writes
+from mnemosyne.ingestion import runner, services
 from mnemosyne.library.models import Chunk, Item
 from mnemosyne.library.services import delete_item, ensure_collection, ensure_library
 from mnemosyne.storage import get_chunk_store
@@ -68,7 +68,7 @@ def test_a_rolled_back_batch_sends_nothing_to_the_projected_graph(
     def fail(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the full-text index write failed")
 
-    monkeypatch.setattr(writes, "write_postings", fail)
+    monkeypatch.setattr(services, "write_postings", fail)
     collection = ensure_collection(library=ensure_library(name="Projection"), name="c")
     summary = runner.ingest_paths(
         [write_docs(tmp_path / "docs")], collection=collection, report=lambda line: None, embedder=embedder

@@ -70,7 +70,7 @@ def test_it_ingests_only_included_files_and_prints_the_summary(tmp_path: Path) -
 
     assert _sources() == {"kb/a.md", "kb/guide/b.md"}
     assert output.splitlines()[-1].startswith(
-        "Team / kb: 2 created, 0 updated, 0 unchanged, 0 failed, 0 skipped, 0 pruned;"
+        "Team / kb: 2 created, 0 updated, 0 unchanged, 0 renamed, 0 deleted, 0 failed, 0 skipped;"
     )
 
 
@@ -98,7 +98,7 @@ def test_bad_input_is_reported_and_leaves_other_items_alone(
     assert "NUL bytes" in output
     assert "2000 bytes is over INGEST_MAX_FILE_BYTES (1000)" in output
     assert f"failed {refused_url}: cannot connect to" in output
-    assert "1 created, 0 updated, 1 unchanged, 1 failed, 3 skipped, 0 pruned" in output
+    assert "1 created, 0 updated, 1 unchanged, 0 renamed, 0 deleted, 1 failed, 3 skipped" in output
     assert _sources() == {"stable/keep.md", "inbox/good.md"}
     assert sorted(Chunk.objects.filter(item=kept).values_list("uid", flat=True)) == kept_chunks
 
@@ -135,8 +135,8 @@ def test_prune_deletes_items_whose_files_are_gone_with_their_chunks_and_objects(
 
     output = _ingest(root, "--prune")
 
-    assert "pruned kb/a.md" in output and "pruned kb/sub/b.md" in output
-    assert "0 created, 0 updated, 1 unchanged, 0 failed, 0 skipped, 2 pruned" in output
+    assert "deleted kb/a.md" in output and "deleted kb/sub/b.md" in output
+    assert "0 created, 0 updated, 1 unchanged, 0 renamed, 2 deleted, 0 failed, 0 skipped" in output
     assert _sources() == {"kb/c.md", "notes/n.md", "https://example.com/kb/a.md"}
     ids = [chunk.pk for chunk in gone_chunks]
     assert not Chunk.objects.filter(pk__in=ids).exists()
@@ -159,7 +159,7 @@ def test_prune_keeps_a_file_present_under_another_root_of_the_same_name(tmp_path
 
     output = _ingest(first, second, "--prune")
 
-    assert "pruned kb/b.md" in output and "pruned kb/a.md" not in output
+    assert "deleted kb/b.md" in output and "deleted kb/a.md" not in output
     assert _sources() == {"kb/a.md"}
 
 
@@ -183,7 +183,7 @@ def test_background_enqueues_one_task_per_file_and_url_and_returns(tmp_path: Pat
     assert "Enqueued 3 ingest task(s)" in output
     assert "python manage.py db_worker" in output
     assert "failed ftp://example.com/x.pdf: unsupported URL scheme 'ftp'" in output
-    assert output.splitlines()[-1] == "Team / kb: 3 enqueued, 1 failed, 1 skipped, 0 pruned"
+    assert output.splitlines()[-1] == "Team / kb: 3 enqueued, 1 failed, 1 skipped, 0 deleted"
     assert not Item.objects.exists()
     tasks = DBTaskResult.objects.all()
     assert {task.task_path for task in tasks} == {"mnemosyne.ingestion.tasks.ingest_source"}

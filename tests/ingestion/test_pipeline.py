@@ -15,7 +15,7 @@ from pytest_django.fixtures import Settings
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph import concepts
-from mnemosyne.ingestion import reading, runner, writes
+from mnemosyne.ingestion import reading, runner, services
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.item_context import chunk_header
 from mnemosyne.ingestion.runner import ingest_paths
@@ -218,7 +218,7 @@ def test_an_item_that_cannot_be_written_fails_alone_and_its_batch_is_written(
             raise RuntimeError("this chunk breaks the concept extractor")
         return concepts.extract_concepts(text, **kwargs)
 
-    monkeypatch.setattr(writes, "extract_concepts", extract_or_fail)
+    monkeypatch.setattr(services, "extract_concepts", extract_or_fail)
     summary = ingest_paths([docs], collection=collection, report=lambda line: None, embedder=embedder)
 
     # The three share one batch; its transaction fails, and each item is then written on its own.

@@ -14,7 +14,7 @@ import pytest
 from django.core.management import CommandError
 
 from mnemosyne.embedding import Embedder
-from mnemosyne.ingestion.syncing import sync_source
+from mnemosyne.ingestion.sync.runs import sync_source
 from mnemosyne.search.service import SearchRequest, search
 from tests.ingestion.source_helpers import add_location, sources_of
 from tests.servers import FAKE_AWS_ENV, free_port
@@ -59,7 +59,13 @@ def test_an_s3_prefix_syncs_by_etag(s3: Any, embedder: Embedder) -> None:
     )
     s3.delete_object(Bucket="team-docs", Key="wiki/ops/backup.md")
     result = sync_source(source, embedder=embedder)
-    assert (result.updated, result.renamed, result.created, result.deleted, result.unchanged) == (
+    assert (
+        result.counts()["updated"],
+        result.counts()["renamed"],
+        result.counts()["created"],
+        result.counts()["deleted"],
+        result.counts()["unchanged"],
+    ) == (
         1,
         1,
         0,
@@ -167,12 +173,12 @@ def test_a_website_crawl_is_bounded_by_prefix_depth_and_robots(website: Website,
     # A page that went away is deleted at the next sync.
     del website.pages["/docs/tides.html"]
     result = sync_source(source, embedder=embedder)
-    assert result.failed == 1 and f"{website.base}/docs/tides.html" in sources_of(
+    assert result.counts()["failed"] == 1 and f"{website.base}/docs/tides.html" in sources_of(
         source
     )  # kept: fetch failed
     website.html("/docs/index.html", "Harbour docs", "Start here.", ["/docs/ops/locks.html"])
     result = sync_source(source, embedder=embedder)
-    assert result.deleted == 1 and f"{website.base}/docs/tides.html" not in sources_of(source)
+    assert result.counts()["deleted"] == 1 and f"{website.base}/docs/tides.html" not in sources_of(source)
 
 
 def test_a_website_sitemap_is_fetched_conditionally(website: Website, embedder: Embedder) -> None:
@@ -196,7 +202,7 @@ def test_a_website_sitemap_is_fetched_conditionally(website: Website, embedder: 
     assert sources_of(source) == {f"{website.base}/docs/tides.html", f"{website.base}/docs/ops/locks.html"}
     website.requests.clear()
     result = sync_source(source, embedder=embedder)
-    assert result.unchanged == 2 and result.created == result.updated == 0
+    assert result.counts()["unchanged"] == 2 and result.counts()["created"] == result.counts()["updated"] == 0
     assert sorted(code for path, code in website.requests if path.endswith(".html")) == [304, 304]
 
 

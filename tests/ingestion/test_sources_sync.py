@@ -18,9 +18,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from mnemosyne.embedding import Embedder
-from mnemosyne.ingestion import source_files
-from mnemosyne.ingestion.listings import SourceUnavailable
-from mnemosyne.ingestion.syncing import sync_source
+from mnemosyne.ingestion.sync import files as source_files
+from mnemosyne.ingestion.sync.listings import SourceUnavailable
+from mnemosyne.ingestion.sync.runs import sync_source
 from mnemosyne.library.models import Chunk, Item, Source
 from mnemosyne.library.services import advisory_lock, ensure_collection, ensure_library
 from mnemosyne.search.service import SearchRequest, search
@@ -73,7 +73,12 @@ def test_a_directory_source_syncs_incrementally(
 
     monkeypatch.setattr(source_files, "_reader", counting)
     result = sync_source(source, embedder=embedder)
-    assert (result.unchanged, result.created, result.updated, reads) == (3, 0, 0, [])
+    assert (result.counts()["unchanged"], result.counts()["created"], result.counts()["updated"], reads) == (
+        3,
+        0,
+        0,
+        [],
+    )
 
     # One edit, one rename, one deletion, one new file.
     write(docs, {"guides/setup.md": "# Setup\n\nInstall the tide gauge at low water.\n"})
@@ -91,6 +96,7 @@ def test_a_directory_source_syncs_incrementally(
         "renamed": 1,
         "deleted": 1,
         "failed": 0,
+        "skipped": 1,  # script.py: not a document in this library
     }
     # Only the changed files are read, each once (hashed, then ingested from the same bytes unless renamed).
     assert sorted(reads) == ["handbook/faq.md", "handbook/guides/backups.md", "handbook/guides/setup.md"]
@@ -106,11 +112,11 @@ def test_a_file_that_cannot_be_read_is_reported_and_retried(docs: Path, embedder
     source = add(docs, "--exclude=drafts/")
     write(docs, {"broken.md": ""})
     result = sync_source(source, embedder=embedder)
-    assert result.failed == 1 and "broken.md: empty file" in result.errors[0]
+    assert result.counts()["failed"] == 1 and "broken.md: empty file" in result.errors()[0]
     source.refresh_from_db()
     assert source.last_status == "partial" and "empty file" in source.last_error
     write(docs, {"broken.md": "# Fixed\n\nNow it has text.\n"})
-    assert sync_source(source, embedder=embedder).created == 1
+    assert sync_source(source, embedder=embedder).counts()["created"] == 1
 
 
 def test_include_patterns_are_gitignore_style(docs: Path, embedder: Embedder) -> None:
@@ -178,7 +184,7 @@ def test_a_scheduled_sync_runs_in_the_background_worker(docs: Path, shared_data_
     source.refresh_from_db()
     assert source.next_sync_at is not None and source.last_sync_at is None
     # Due in a minute: bring it forward so the test does not wait.
-    from mnemosyne.ingestion.syncing import sync_scheduled
+    from mnemosyne.ingestion.tasks import sync_scheduled
 
     Source.objects.filter(pk=source.pk).update(next_sync_at=source.next_sync_at)
     sync_scheduled.enqueue(source_uid=source.uid, due=source.next_sync_at.isoformat())
@@ -302,4 +308,4 @@ def test_one_sync_of_a_source_at_a_time(docs: Path, embedder: Embedder) -> None:
     finally:
         done.set()
         thread.join(30)
-    assert sync_source(source, embedder=embedder).created == 4
+    assert sync_source(source, embedder=embedder).counts()["created"] == 4

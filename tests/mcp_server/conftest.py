@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from mcp_server.auth.actions import create_token
+from mcp_server.auth.services import create_token
 from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Collection, Library
 from tests.conftest import ingest_fixture_docs

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
-from mcp_server.auth.actions import create_token, request_approval
+from mcp_server.auth.services import create_token, request_approval
 from mcp_server.models import MCPApprovalRequest, MCPAuditEvent, MCPToken
 from mnemosyne.library.services import ensure_library
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from mcp_server.auth.actions import create_token, decide_approval, request_approval, use_approval
+from mcp_server.auth.services import create_token, decide_approval, request_approval, use_approval
 from mcp_server.models import MCPApprovalRequest
 from mnemosyne.library.models import Collection, Item, Library
 from tests.mcp_server.clients import post, rpc, sse_payload

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from mcp_server.auth.actions import create_token
+from mcp_server.auth.services import create_token
 from mcp_server.models import MCPAuditEvent
 from mcp_server.tools.catalog import TOOL_SPECS, WRITE_TOOLS
 from mnemosyne.library.models import Chunk, Collection, Item, Library

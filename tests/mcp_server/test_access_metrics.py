@@ -7,8 +7,8 @@ import pytest
 from django.contrib.auth.models import User
 from prometheus_client.parser import text_string_to_metric_families
 
-from mcp_server.auth.actions import create_token
 from mcp_server.auth.credentials import AuthFailure
+from mcp_server.auth.services import create_token
 from tests.mcp_server.clients import post, rpc
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from mcp_server.auth import tokens
-from mcp_server.auth.actions import create_token, remember_nonce
+from mcp_server.auth.services import create_token, remember_nonce
 from tests.mcp_server.clients import post, rpc, sse_payload
 
 pytestmark = pytest.mark.django_db(transaction=True)

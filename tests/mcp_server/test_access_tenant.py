@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from mcp.types import CallToolResult
 
-from mcp_server.auth.actions import create_token
+from mcp_server.auth.services import create_token
 from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Chunk, Item
 from tests.conftest import ingest_fixture_docs

@@ -14,11 +14,11 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from mcp_server.auth import decision, identify
-from mcp_server.auth.actions import create_token, extend_token, take_rate_limit_slot
 from mcp_server.auth.credentials import AuthFailure, authenticate, token_library_ids
 from mcp_server.auth.decision import required_scope
 from mcp_server.auth.principal import Kind, Principal
 from mcp_server.auth.refusals import Refusal
+from mcp_server.auth.services import create_token, extend_token, take_rate_limit_slot
 from mcp_server.models import MCPAuditEvent, MCPRateWindow, MCPToken
 from mcp_server.tools.catalog import spec_named
 from mcp_server.transports.challenges import refusal_response

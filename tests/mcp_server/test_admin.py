@@ -14,8 +14,8 @@ from django.urls import reverse
 from pytest_django.fixtures import Settings
 
 from mcp_server.auth import tokens
-from mcp_server.auth.actions import create_token
 from mcp_server.auth.credentials import AuthFailure, authenticate
+from mcp_server.auth.services import create_token
 from mcp_server.models import MCPAuditEvent, MCPToken
 from mcp_server.tools.catalog import TOOL_SPECS
 from mnemosyne.library.models import Chunk, Item

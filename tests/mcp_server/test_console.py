@@ -20,9 +20,9 @@ import pypdfium2 as pdfium
 import pytest
 from django.contrib.auth.models import User
 
-from mcp_server.auth.actions import create_token
 from mcp_server.auth.library_access import Role
 from mcp_server.auth.library_grants import grant
+from mcp_server.auth.services import create_token
 from mcp_server.models import MCPAuditEvent, OAuthClient, OAuthGrant
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.runner import ingest_paths

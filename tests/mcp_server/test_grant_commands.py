@@ -12,9 +12,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from mcp_server.auth import identify
-from mcp_server.auth.actions import create_token
 from mcp_server.auth.library_access import Role, reach_of, roles_of
 from mcp_server.auth.library_grants import grant, reconcile_policy
+from mcp_server.auth.services import create_token
 from mcp_server.models import AccessPolicyState, LibraryGrant, MCPAuditEvent, OAuthClient, OAuthGrant
 from mnemosyne.library.models import Library
 from mnemosyne.library.services import ensure_library

@@ -13,7 +13,7 @@ from django.utils import timezone
 from mcp.shared.exceptions import MCPError
 from prometheus_client.parser import text_string_to_metric_families
 
-from mcp_server.auth.actions import create_token, revoke_token
+from mcp_server.auth.services import create_token, revoke_token
 from mcp_server.models import MCPToken
 from mcp_server.tools.catalog import TOOL_SPECS
 from mnemosyne.library.models import Chunk, Collection, Library

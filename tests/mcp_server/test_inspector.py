@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 
-from mcp_server.auth.actions import create_token
+from mcp_server.auth.services import create_token
 from mcp_server.tools.catalog import TOOL_SPECS
 from tests.mcp_server.conftest import node_env, npx
 from tests.servers import ROOT

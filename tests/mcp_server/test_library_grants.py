@@ -33,9 +33,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import PromptReference
 
-from mcp_server.auth.actions import create_token
 from mcp_server.auth.library_access import Role
 from mcp_server.auth.library_grants import grant, revoke
+from mcp_server.auth.services import create_token
 from mcp_server.transports.grpc_api import tool_service_pb2 as pb
 from mcp_server.transports.grpc_api import tool_service_pb2_grpc as pb_grpc
 from mnemosyne.embedding import Embedder

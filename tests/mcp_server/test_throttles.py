@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from mcp_server.auth.actions import create_token
+from mcp_server.auth.services import create_token
 from tests.mcp_server.clients import post, rpc
 from tests.mcp_server.test_http import metric
 from tests.servers import uvicorn_server

@@ -13,8 +13,8 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from mcp_server.auth import tokens
-from mcp_server.auth.actions import create_token, revoke_token
 from mcp_server.auth.credentials import LAST_USED_RESOLUTION, AuthFailure, authenticate
+from mcp_server.auth.services import create_token, revoke_token
 from mcp_server.models import MCPAuditEvent, MCPToken
 
 # 43 characters of the URL-safe alphabet

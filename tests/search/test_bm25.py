@@ -10,7 +10,7 @@ import pytest
 from django.db import connection, transaction
 from pytest_django.fixtures import Settings
 
-from mnemosyne.ingestion import writes
+from mnemosyne.ingestion import services
 from mnemosyne.library.models import Chunk, Item, Posting
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.search import legs
@@ -42,7 +42,7 @@ def add_chunks(texts: list[str], *, library: str = "Geo") -> list[Chunk]:
         )
         for ordinal, text in enumerate(texts)
     )
-    writes.write_search_vectors(
+    services.write_search_vectors(
         [chunk.pk for chunk in chunks], [""] * len(chunks), texts, ["english"] * len(chunks)
     )
     return chunks

@@ -8,7 +8,7 @@ import pytest
 
 from mnemosyne.search import reranking
 from mnemosyne.search.hits import HitChunk, HitItem, Named
-from mnemosyne.search.service import SearchHit
+from mnemosyne.search.service import RankedHit
 
 
 class Scores:
@@ -21,10 +21,10 @@ class Scores:
         return self.scores
 
 
-def hits(count: int) -> list[SearchHit]:
+def hits(count: int) -> list[RankedHit]:
     # Unsaved chunks whose stored text is missing: the reranker is given their previews.
     return [
-        SearchHit(
+        RankedHit(
             chunk=HitChunk(
                 n,
                 f"chk_{n}",

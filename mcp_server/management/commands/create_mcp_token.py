@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from mcp_server.auth.actions import create_token
+from mcp_server.auth.services import create_token
 from mcp_server.models import SCOPES, MCPToken
 from mcp_server.tools.catalog import TOOL_SPECS
 from mcp_server.users import ensure_token_owner

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
-from mcp_server.auth.actions import revoke_token
+from mcp_server.auth.services import revoke_token
 from mcp_server.models import MCPToken
 from mnemosyne.management.schema import require_current_schema
 

@@ -9,9 +9,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from mnemosyne.ingestion.identity import InvalidIdentity, given_as_text, given_metadata
-from mnemosyne.ingestion.listings import SourceUnavailable
-from mnemosyne.ingestion.source_setup import new_source
-from mnemosyne.ingestion.syncing import schedule_next, sync_source
+from mnemosyne.ingestion.sync.adding import new_source
+from mnemosyne.ingestion.sync.listings import SourceUnavailable
+from mnemosyne.ingestion.sync.runs import sync_source
+from mnemosyne.ingestion.tasks import schedule_next
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library

@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mnemosyne.ingestion.identity import InvalidIdentity, given_metadata
 from mnemosyne.ingestion.runner import ingest_paths
+from mnemosyne.ingestion.services import reindex_library
 from mnemosyne.ingestion.tasks import enqueue_paths
-from mnemosyne.ingestion.writes import reindex_library
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Library, LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library

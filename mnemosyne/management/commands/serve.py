@@ -25,9 +25,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcp_server import client_configs, dev_token
 from mcp_server.auth import library_access
-from mcp_server.auth.actions import create_token, revoke_token
 from mcp_server.auth.credentials import authenticate
 from mcp_server.auth.library_grants import grant
+from mcp_server.auth.services import create_token, revoke_token
 from mcp_server.models import MCPToken
 from mcp_server.users import ensure_token_owner
 from mnemosyne.ingestion.runner import ingest_paths

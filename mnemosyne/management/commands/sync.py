@@ -13,8 +13,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from mnemosyne.ingestion.listings import SourceUnavailable
-from mnemosyne.ingestion.syncing import sync_source
+from mnemosyne.ingestion.sync.listings import SourceUnavailable
+from mnemosyne.ingestion.sync.runs import sync_source
 from mnemosyne.library.models import Source
 from mnemosyne.management.schema import require_current_schema
 

@@ -20,7 +20,7 @@ from lxml import etree
 
 from mnemosyne.ingestion.fetch import Fetched, FetchFailed, NotModified, fetch_url
 from mnemosyne.ingestion.inputs import Skipped
-from mnemosyne.ingestion.listings import Listed, Listing, SourceUnavailable
+from mnemosyne.ingestion.sync.listings import Listed, Listing, SourceUnavailable
 
 USER_AGENT = "Mnemosyne"
 MAX_SITEMAPS = 20

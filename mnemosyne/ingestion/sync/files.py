@@ -16,9 +16,9 @@ import pathspec
 
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.inputs import InputFile, Skipped, discover, too_large
-from mnemosyne.ingestion.listings import Listed, Listing, SourceUnavailable
-from mnemosyne.ingestion.s3_objects import s3_objects
-from mnemosyne.ingestion.web_pages import web_pages
+from mnemosyne.ingestion.sync.listings import Listed, Listing, SourceUnavailable
+from mnemosyne.ingestion.sync.s3_objects import s3_objects
+from mnemosyne.ingestion.sync.web_pages import web_pages
 from mnemosyne.library.models import Source
 
 GIT_TIMEOUT_SECONDS = 120

@@ -1,65 +1,26 @@
 """Uploads ingested in the background (`upsert_item` of a large document, or when asked): the
-upload is kept in an IngestJob row and a task is queued in the same transaction; a `db_worker`
+upload is kept in an IngestJob row and a task is queued in the same transaction
+(tasks.enqueue_upload); a `db_worker`
 (started by `serve` beside the web server, or run on its own) ingests it and records the outcome
 — the item, or the reason it failed. A job that no worker picks up says so in its status."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 
-from django.db import transaction
-from django.tasks import task
 from django.utils import timezone
 
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import uploads
-from mnemosyne.ingestion.task_timing import timed
 from mnemosyne.library.errors import InvalidArgument
-from mnemosyne.library.models import Collection, IngestJob
+from mnemosyne.library.models import IngestJob
 from mnemosyne.storage import get_chunk_store
 
 logger = logging.getLogger(__name__)
 
 
-def enqueue_upload(
-    *,
-    collection: Collection,
-    title: str,
-    content: bytes,
-    mime_type: str,
-    external_id: str | None = None,
-    metadata: Mapping[str, object] | None = None,
-    document: Mapping[str, object] | None = None,
-) -> IngestJob:
-    """Queue an upload; refused at once (InvalidArgument) for what can be told without parsing it."""
-    title, _ = uploads.check_upload(title=title, content=content, mime_type=mime_type)
-    uploads.check_document(document, title=title)
-    if external_id is not None:
-        uploads.upsert_source(external_id=external_id, content=content)  # checks the id
-    with transaction.atomic():
-        job = IngestJob.objects.create(
-            collection=collection,
-            title=title[:500],
-            mime_type=mime_type,
-            external_id=external_id,
-            metadata=dict(metadata or {}),
-            document=dict(document or {}),
-            content=content,
-            size=len(content),
-        )
-        ingest_upload.enqueue(job_uid=job.uid)
-    return job
-
-
-@task
-@timed
-def ingest_upload(*, job_uid: str) -> dict[str, object]:
-    """Ingest a queued upload; the job records the item or the reason it was not ingested."""
-    return _run(job_uid)
-
-
-def _run(job_uid: str) -> dict[str, object]:
+def run_upload(job_uid: str) -> dict[str, object]:
+    """The ingest_upload task's body: claim the job, ingest it, record how it ended."""
     claimed = IngestJob.objects.filter(uid=job_uid, status=IngestJob.Status.QUEUED).update(
         status=IngestJob.Status.RUNNING, started_at=timezone.now()
     )

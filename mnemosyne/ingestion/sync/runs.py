@@ -1,7 +1,7 @@
 """Keeping a collection in sync with a Source (`manage.py sync`, `add_source`, a schedule run by
 db_worker, `sync --watch`).
 
-A sync lists the source's files (source_files.py) and compares each one's fingerprint with what the
+A sync lists the source's files (files.py) and compares each one's fingerprint with what the
 last sync saw (Source.manifest): only files whose fingerprint changed are read. A new file whose
 content is that of a file that went away is a rename: its item is renamed, nothing re-embedded. The
 rest goes through the ingest pipeline (which swaps an item's chunks in one transaction, so no item
@@ -14,22 +14,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import PurePosixPath
 
-from django.tasks import task
 from django.utils import timezone
 
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion.documents import title_from_filename
 from mnemosyne.ingestion.identity import InvalidIdentity, parse_given
-from mnemosyne.ingestion.listings import Listed, SourceUnavailable
-from mnemosyne.ingestion.outcomes import IngestResult, Outcome, unchanged_result
+from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, unchanged_result
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.ingestion.reading import Read, Refused, read_input
-from mnemosyne.ingestion.source_files import list_files
-from mnemosyne.ingestion.task_timing import timed
+from mnemosyne.ingestion.sync.files import list_files
+from mnemosyne.ingestion.sync.listings import Listed, SourceUnavailable
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import EmbeddingStatus, Item, Source
 from mnemosyne.library.services import advisory_lock, delete_item
@@ -38,49 +34,22 @@ from mnemosyne.storage import ChunkStore, get_chunk_store
 logger = logging.getLogger(__name__)
 
 
-@dataclass
-class SyncReport:
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    renamed: int = 0
-    deleted: int = 0
-    failed: int = 0
-    errors: list[str] = field(default_factory=list)
-    skipped: str = ""
-
-    def counts(self) -> dict[str, int]:
-        return {
-            "created": self.created,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "renamed": self.renamed,
-            "deleted": self.deleted,
-            "failed": self.failed,
-        }
-
-    def line(self) -> str:
-        if self.skipped:
-            return self.skipped
-        return ", ".join(f"{count} {what}" for what, count in self.counts().items())
-
-
 def sync_source(
     source: Source,
     *,
     embedder: Embedder | None = None,
     store: ChunkStore | None = None,
     report: Callable[[str], None] = lambda line: None,
-) -> SyncReport:
+) -> RunReport:
     """Bring the source's collection up to date with it; SourceUnavailable when it cannot be listed
     (recorded on the source too)."""
     with advisory_lock(f"source\x00{source.pk}", wait=False) as held:
         if not held:
-            return SyncReport(skipped="skipped: another sync of this source is running")
+            return RunReport(busy="skipped: another sync of this source is running")
         return _sync(source, embedder or get_embedder(), store or get_chunk_store(), report)
 
 
-def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callable[[str], None]) -> SyncReport:
+def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callable[[str], None]) -> RunReport:
     Source.objects.filter(pk=source.pk).update(last_status="running")
     try:
         return _synced(source, embedder, store, report)
@@ -97,9 +66,9 @@ def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callabl
 
 def _synced(
     source: Source, embedder: Embedder, store: ChunkStore, report: Callable[[str], None]
-) -> SyncReport:
+) -> RunReport:
     listing = list_files(source)
-    result = SyncReport()
+    result = RunReport()
     collection = source.collection
     seen: dict[str, dict[str, str]] = dict(source.manifest or {})
     # Its items: those it synced, and any already named like one of its files (ingested before).
@@ -115,7 +84,7 @@ def _synced(
         fresh = item is not None and item.embedding_status == EmbeddingStatus.COMPLETE
         if before and before["f"] == listed.fingerprint and fresh:
             manifest[name] = before
-            result.unchanged += 1
+            result.results.append(IngestResult(name, Outcome.UNCHANGED))
             continue
         changed.append(listed)
     gone = {
@@ -129,21 +98,22 @@ def _synced(
             delete_item(item_uid=item.uid, dry_run=False, store=store)
         except NotFound:
             continue
-        result.deleted += 1
+        result.deleted.append(name)
         report(f"deleted {name}")
     Item.objects.filter(collection=collection, source__in=list(manifest), origin__isnull=True).update(
         origin=source
     )
     for skipped in listing.skipped:
+        result.skipped.append(skipped)
         report(f"skipped {skipped.path}: {skipped.reason}")
     for name in sorted(listing.unreadable):
         _failed(result, report, name, "could not be fetched this time; its item is kept")
     manifest.update({name: seen[name] for name in listing.unreadable if name in seen})
-    status = "ok" if not result.failed else "partial"
+    status = "partial" if result.counts()["failed"] else "ok"
     _record(
         source,
         status=status,
-        error="; ".join(result.errors[:20]),
+        error="; ".join(result.errors()[:20]),
         counts=result.counts(),
         manifest=manifest,
         commit=listing.commit,
@@ -157,7 +127,7 @@ def _ingest(
     known: dict[str, Item],
     gone: dict[str, Item],
     manifest: dict[str, dict[str, str]],
-    result: SyncReport,
+    result: RunReport,
     embedder: Embedder,
     store: ChunkStore,
     report: Callable[[str], None],
@@ -178,7 +148,7 @@ def _ingest(
             fields["title"] = title_from_filename(PurePosixPath(new).name)
         Item.objects.filter(pk=item.pk).update(**fields)
         renamed.add(new)
-        result.renamed += 1
+        result.renamed.append(new)
         report(f"renamed {old} → {new}")
 
     def already(name: str, digest: str) -> IngestResult | None:
@@ -207,7 +177,7 @@ def _ingest(
             if isinstance(read, IngestResult):
                 manifest[listed.name] = {"f": listed.fingerprint, "h": digests[listed.name]}
                 if listed.name not in renamed:
-                    result.unchanged += 1
+                    result.results.append(read)
                 continue
             yield read
 
@@ -218,12 +188,7 @@ def _ingest(
             _failed(result, report, outcome.source, outcome.error or "failed")
             continue
         manifest[outcome.source] = {"f": fingerprints[outcome.source], "h": digests[outcome.source]}
-        if outcome.outcome == Outcome.CREATED:
-            result.created += 1
-        elif outcome.outcome == Outcome.UPDATED:
-            result.updated += 1
-        else:
-            result.unchanged += 1
+        result.results.append(outcome)
         if outcome.outcome != Outcome.UNCHANGED:
             report(f"{outcome.outcome.value} {outcome.source} ({outcome.chunk_count} chunks)")
 
@@ -240,9 +205,8 @@ def source_given(source: Source) -> dict[str, object]:
     return given
 
 
-def _failed(result: SyncReport, report: Callable[[str], None], name: str, reason: str) -> None:
-    result.failed += 1
-    result.errors.append(f"{name}: {reason}")
+def _failed(result: RunReport, report: Callable[[str], None], name: str, reason: str) -> None:
+    result.results.append(IngestResult(name, Outcome.FAILED, error=reason))
     report(f"failed {name}: {reason}")
 
 
@@ -266,45 +230,3 @@ def _record(
     if commit is not None:
         fields["last_commit"] = commit
     Source.objects.filter(pk=source.pk).update(**fields)
-
-
-@task
-@timed
-def sync_scheduled(*, source_uid: str, due: str) -> dict[str, object]:
-    """A scheduled sync (db_worker); the next one is queued when it ends. A task whose due time is
-    no longer the source's (rescheduled since) does nothing."""
-    source = Source.objects.select_related("collection__library").filter(uid=source_uid).first()
-    if source is None or source.next_sync_at is None or source.next_sync_at.isoformat() != due:
-        return {"source": source_uid, "skipped": "superseded"}
-    outcome: dict[str, object]
-    try:
-        outcome = dict(sync_source(source).counts())
-    except SourceUnavailable as exc:
-        outcome = {"error": str(exc)}
-    finally:
-        schedule_next(source)
-    return {"source": source_uid, **outcome}
-
-
-def schedule_next(source: Source) -> None:
-    """Queue the source's next scheduled sync (every_minutes from now), or clear it when unscheduled."""
-    if not source.every_minutes:
-        Source.objects.filter(pk=source.pk).update(next_sync_at=None)
-        return
-    due = timezone.now() + timedelta(minutes=source.every_minutes)
-    Source.objects.filter(pk=source.pk).update(next_sync_at=due)
-    source.next_sync_at = due
-    sync_scheduled.using(run_after=due).enqueue(source_uid=source.uid, due=due.isoformat())
-
-
-@task
-@timed
-def sync_once(*, source_uid: str) -> dict[str, object]:
-    """A sync asked for (the admin's "Sync now"), run by a background worker."""
-    source = Source.objects.select_related("collection__library").filter(uid=source_uid).first()
-    if source is None:
-        return {"source": source_uid, "skipped": "no such source"}
-    try:
-        return {"source": source_uid, **sync_source(source).counts()}
-    except SourceUnavailable as exc:
-        return {"source": source_uid, "error": str(exc)}

@@ -16,7 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 
 from mnemosyne.ingestion.inputs import Skipped, too_large
-from mnemosyne.ingestion.listings import Listed, Listing, SourceUnavailable
+from mnemosyne.ingestion.sync.listings import Listed, Listing, SourceUnavailable
 
 
 def parse_location(location: str) -> tuple[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from django.db import IntegrityError
 
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
-from mnemosyne.ingestion.s3_objects import parse_location
+from mnemosyne.ingestion.sync.s3_objects import parse_location
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Collection, Source
 
