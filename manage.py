@@ -8,7 +8,7 @@ import mnemosyne  # noqa: F401  (Python 3.11 support for Django; before Django i
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemosyne.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemosyne.project.settings")
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 

@@ -121,7 +121,7 @@ def configure_django(data_dir: Path) -> None:
     # would show up as growth in the ingest's peak RSS and as time in the search latencies.
     os.environ["DEBUG"] = "false"
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
-    os.environ["DJANGO_SETTINGS_MODULE"] = "mnemosyne.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "mnemosyne.project.settings"
     os.environ.setdefault("LOG_LEVEL", "warning")
     # Every stage embeds its query, in this process and in the MCP server it starts: the same
     # queries run through several stages and at every index size, and a remembered vector would

@@ -66,7 +66,7 @@ class RSSSampler(threading.Thread):
 
 
 def main(directory: str, library: str, collection: str) -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemosyne.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemosyne.project.settings")
     import django
     import psutil
 

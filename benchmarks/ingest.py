@@ -67,7 +67,7 @@ def child_environment(overrides: dict[str, str] | None = None) -> dict[str, str]
     return {
         **os.environ,
         **(overrides or {}),
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+        "DJANGO_SETTINGS_MODULE": "mnemosyne.project.settings",
         "DATABASE_URL": database.database_url(),
         "MNEMOSYNE_DATA_DIR": str(settings.MNEMOSYNE_DATA_DIR),
     }

@@ -296,7 +296,7 @@ def _outage(down_seconds: float, log: Log) -> OutageRun:
         socket_dir = url.split("host=", 1)[1].split("&", 1)[0]
         env = {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+            "DJANGO_SETTINGS_MODULE": "mnemosyne.project.settings",
             "DATABASE_URL": url,
             "MNEMOSYNE_DATA_DIR": str(data_dir),
             "DEBUG": "true",

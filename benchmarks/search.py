@@ -49,19 +49,19 @@ def _free_port() -> int:
 
 @contextmanager
 def mcp_server(log_path: Path, *, workers: int = 1, env: dict[str, str] | None = None) -> Iterator[str]:
-    """uvicorn serving mnemosyne.asgi:app against the benchmark database, without auth (unless `env`
+    """uvicorn serving mnemosyne.project.asgi:app against the benchmark database, without auth (unless `env`
     says otherwise); yields its URL. With several workers their metrics are added up."""
     port = _free_port()
     environment = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+        "DJANGO_SETTINGS_MODULE": "mnemosyne.project.settings",
         "DATABASE_URL": database.database_url(),
         "MNEMOSYNE_DATA_DIR": str(settings.MNEMOSYNE_DATA_DIR),
         "MCP_REQUIRE_AUTH": "false",
         "LOG_LEVEL": "warning",
         **(env or {}),
     }
-    command = [sys.executable, "-m", "uvicorn", "mnemosyne.asgi:app", "--host", "127.0.0.1"]
+    command = [sys.executable, "-m", "uvicorn", "mnemosyne.project.asgi:app", "--host", "127.0.0.1"]
     if workers > 1:
         command += ["--workers", str(workers)]
         # One set of metrics for all workers, as `serve --workers N` arranges.

@@ -3,7 +3,7 @@
 Django closes stale or expired connections around each request (request_started/finished); our
 handlers run in worker threads outside any Django request, so every piece of blocking work a
 transport starts is bracketed here, once, the same way. A database that cannot be reached comes
-out as Unavailable, a protocol error saying so (logged once per outage, mnemosyne.outages); the
+out as Unavailable, a protocol error saying so (logged once per outage, mnemosyne.lib.outages); the
 bracket's closing check drops the broken connection, so the next request reconnects.
 """
 
@@ -16,8 +16,8 @@ import anyio.to_thread
 from django.db import InterfaceError, OperationalError, close_old_connections
 from mcp.shared.exceptions import MCPError
 
-from mnemosyne import outages
-from mnemosyne.outages import Dependency
+from mnemosyne.lib import outages
+from mnemosyne.lib.outages import Dependency
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -20,12 +20,12 @@ from mcp.types import Resource
 
 from mcp_server import blocking
 from mcp_server.tools.ingestion import as_report
-from mnemosyne import outages
 from mnemosyne.ingestion.status import ingestion_status
+from mnemosyne.lib import outages
+from mnemosyne.lib.outages import Dependency
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Library
-from mnemosyne.outages import Dependency
 from mnemosyne.storage import StorageError
 
 T = TypeVar("T")

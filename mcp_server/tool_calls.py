@@ -28,12 +28,12 @@ from mcp_server.auth.decision import Allowed
 from mcp_server.auth.refusals import clip
 from mcp_server.metrics import TOOL_DURATION, TOOL_INVOCATIONS
 from mcp_server.tools.spec import ArgumentError, ToolSpec
-from mnemosyne import outages
 from mnemosyne.embedding import EmbeddingError
 from mnemosyne.graph import GraphError
+from mnemosyne.lib import outages
+from mnemosyne.lib.outages import Dependency
 from mnemosyne.library.errors import LibraryError
 from mnemosyne.library.selectors import library_boundary
-from mnemosyne.outages import Dependency
 from mnemosyne.storage import StorageError
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Mnemosyne: a retrieval engine served over the Model Context Protocol."""
 
-from mnemosyne import py311
+from mnemosyne.lib import py311
 
-# Before anything imports Django (see mnemosyne/py311.py).
+# Before anything imports Django (see mnemosyne/lib/py311.py).
 py311.install()

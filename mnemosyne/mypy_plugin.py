@@ -1,6 +1,6 @@
 """mypy entry point for the django-stubs plugin, which imports Django: install the 3.11 shim first."""
 
-from mnemosyne import py311
+from mnemosyne.lib import py311
 
 py311.install()
 

@@ -126,6 +126,6 @@ def _close_other_sessions_before_teardown(django_db_setup, django_db_blocker) ->
 
 @pytest.fixture(scope="session")
 def live_server_url(django_db_setup, django_db_blocker, shared_data_dir: Path) -> Iterator[str]:
-    """uvicorn serving mnemosyne.asgi:app against the test database, over real HTTP."""
+    """uvicorn serving mnemosyne.project.asgi:app against the test database, over real HTTP."""
     with django_db_blocker.unblock(), uvicorn_server(shared_data_dir) as url:
         yield url

@@ -1,4 +1,4 @@
-"""Servers the tests start for real: uvicorn serving mnemosyne.asgi:app against the test database."""
+"""Servers the tests start for real: uvicorn serving mnemosyne.project.asgi:app against the test database."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def child_env(
     database (or `database`), `data_dir`, DEBUG, quiet logs, then `extra`."""
     return {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+        "DJANGO_SETTINGS_MODULE": "mnemosyne.project.settings",
         "DATABASE_URL": database or database_url(),
         "MNEMOSYNE_DATA_DIR": str(data_dir),
         "DEBUG": "true",
@@ -96,7 +96,7 @@ def uvicorn_server(
     log_name: str = "uvicorn",
     port: int | None = None,
 ) -> Iterator[str]:
-    """`uvicorn mnemosyne.asgi:app` against the test database; yields its base URL once healthy."""
+    """`uvicorn mnemosyne.project.asgi:app` against the test database; yields its base URL once healthy."""
     port = port or free_port()
     environment = child_env(
         data_dir,
@@ -113,7 +113,7 @@ def uvicorn_server(
         sys.executable,
         "-m",
         "uvicorn",
-        "mnemosyne.asgi:app",
+        "mnemosyne.project.asgi:app",
         "--host",
         "127.0.0.1",
         "--port",

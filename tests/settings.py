@@ -15,4 +15,4 @@ os.environ.setdefault("MNEMOSYNE_ENV_FILE", "off")
 # The tests fetch from servers on 127.0.0.1; the private-address guard's own tests turn it back on.
 os.environ.setdefault("INGEST_ALLOW_PRIVATE_URLS", "true")
 
-from mnemosyne.settings import *  # noqa: E402, F403
+from mnemosyne.project.settings import *  # noqa: E402, F403

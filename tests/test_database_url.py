@@ -1,4 +1,4 @@
-"""DATABASE_URL parsing and the embedded server's buffer cache (mnemosyne.database)."""
+"""DATABASE_URL parsing and the embedded server's buffer cache (mnemosyne.project.database)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from psycopg.conninfo import conninfo_to_dict
 
-from mnemosyne import database
-from mnemosyne.database import parse_database_url
+from mnemosyne.project import database
+from mnemosyne.project.database import parse_database_url
 
 # parse_database_url
 

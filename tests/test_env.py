@@ -1,11 +1,11 @@
-"""The environment readers (mnemosyne.env): what they accept, their defaults, their errors."""
+"""The environment readers (mnemosyne.project.env): what they accept, their defaults, their errors."""
 
 from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from mnemosyne.env import envbool, envchoice, envint, envlist
+from mnemosyne.project.env import envbool, envchoice, envint, envlist
 
 VAR = "MNEMOSYNE_TEST_SETTING"
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow  # starts processes
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# Variables mnemosyne/settings.py reads: cleared so the developer's own environment cannot leak in.
+# Variables mnemosyne/project/settings.py reads: cleared so the developer's own environment cannot leak in.
 SETTINGS_VARIABLES = (
     "DEBUG",
     "SECRET_KEY",
@@ -55,7 +55,7 @@ UNREACHABLE_DATABASE = "postgres://u:p@127.0.0.1:1/x"
 
 
 def import_settings(
-    changes: dict[str, str | None], *, code: str = "import mnemosyne, mnemosyne.settings"
+    changes: dict[str, str | None], *, code: str = "import mnemosyne, mnemosyne.project.settings"
 ) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
     env.update({"DATABASE_URL": UNREACHABLE_DATABASE, "DEBUG": "true", "MNEMOSYNE_ENV_FILE": "off"})
@@ -129,7 +129,7 @@ def test_the_settings_module_imports_in_production_with_a_secret_key() -> None:
 
 def test_the_settings_module_reads_each_value_from_the_environment() -> None:
     code = (
-        "import json, mnemosyne, mnemosyne.settings as s; "
+        "import json, mnemosyne, mnemosyne.project.settings as s; "
         "print(json.dumps({'port': s.PORT, 'debug': s.DEBUG, 'log': s.LOG_LEVEL, 'hosts': s.ALLOWED_HOSTS, "
         "'auth': s.MCP_REQUIRE_AUTH, 'graph': s.GRAPH_BACKEND, 'max': s.CHUNK_MAX_TOKENS, "
         "'overlap': s.CHUNK_OVERLAP_TOKENS, 'db': s.DATABASES['default']['HOST'], "
@@ -166,7 +166,7 @@ def test_the_settings_module_reads_each_value_from_the_environment() -> None:
 
 def test_jwt_settings_name_the_issuer_as_the_authorization_server_and_anonymous_reads_stay_off() -> None:
     code = (
-        "import json, mnemosyne, mnemosyne.settings as s; "
+        "import json, mnemosyne, mnemosyne.project.settings as s; "
         "print(json.dumps({'servers': s.MCP_AUTHORIZATION_SERVERS, 'algorithms': s.MCP_JWT_ALGORITHMS, "
         "'anonymous': s.MCP_ANONYMOUS_READ}))"
     )
@@ -187,7 +187,7 @@ def test_jwt_settings_name_the_issuer_as_the_authorization_server_and_anonymous_
 def test_a_blank_value_means_the_default_so_nothing_fails_open() -> None:
     # `MCP_REQUIRE_AUTH=` (as left by a template .env) once read as false and switched auth off.
     code = (
-        "import json, mnemosyne, mnemosyne.settings as s; "
+        "import json, mnemosyne, mnemosyne.project.settings as s; "
         "print(json.dumps({'auth': s.MCP_REQUIRE_AUTH, 'log': s.LOG_LEVEL, 'store': s.CHUNK_STORE, "
         "'hosts': s.ALLOWED_HOSTS, 'algorithms': s.MCP_JWT_ALGORITHMS, 'port': s.PORT}))"
     )
@@ -212,7 +212,7 @@ def test_a_blank_value_means_the_default_so_nothing_fails_open() -> None:
 
 
 def test_jwt_algorithms_are_named_in_any_case() -> None:
-    code = "import json, mnemosyne, mnemosyne.settings as s; print(json.dumps(s.MCP_JWT_ALGORITHMS))"
+    code = "import json, mnemosyne, mnemosyne.project.settings as s; print(json.dumps(s.MCP_JWT_ALGORITHMS))"
     result = import_settings({"MCP_JWT_ALGORITHMS": "rs256, eddsa,Es384"}, code=code)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.strip().splitlines()[-1]) == ["RS256", "EdDSA", "ES384"]
@@ -231,7 +231,7 @@ def test_check_deploy_is_clean_under_the_documented_production_settings() -> Non
     }
     code = (
         "import sys, mnemosyne, django; from django.core.management import call_command; "
-        "import os; os.environ['DJANGO_SETTINGS_MODULE'] = 'mnemosyne.settings'; django.setup(); "
+        "import os; os.environ['DJANGO_SETTINGS_MODULE'] = 'mnemosyne.project.settings'; django.setup(); "
         "call_command('check', deploy=True, fail_level='WARNING')"
     )
     result = import_settings(production, code=code)
@@ -244,7 +244,9 @@ def test_check_deploy_is_clean_under_the_documented_production_settings() -> Non
 
 def test_a_fresh_checkout_gets_a_local_settings_file_that_later_runs_reuse(tmp_path: Path) -> None:
     env_file = tmp_path / "checkout" / ".env"
-    code = "import json, mnemosyne, mnemosyne.settings as s; print(json.dumps([s.DEBUG, s.SECRET_KEY]))"
+    code = (
+        "import json, mnemosyne, mnemosyne.project.settings as s; print(json.dumps([s.DEBUG, s.SECRET_KEY]))"
+    )
     nothing_exported: dict[str, str | None] = {"DEBUG": None, "MNEMOSYNE_ENV_FILE": str(env_file)}
     first = import_settings(nothing_exported, code=code)
     assert first.returncode == 0, first.stderr

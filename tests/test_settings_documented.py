@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# The typed readers of mnemosyne/env.py, called with the variable's name first.
+# The typed readers of mnemosyne/project/env.py, called with the variable's name first.
 READ = re.compile(r"\benv(?:str|bool|int|float|choice|list|counts)\(\s*\"([A-Z][A-Z0-9_]+)\"")
 ROW = re.compile(r"^\| `([A-Z][A-Z0-9_]+)` \|", re.MULTILINE)
 # Documented, and read from os.environ directly: DATABASE_URL and SECRET_KEY (settings.py, which

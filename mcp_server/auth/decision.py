@@ -34,10 +34,10 @@ from mcp_server.auth.credentials import AuthFailure
 from mcp_server.auth.principal import Principal
 from mcp_server.auth.refusals import READ, WRITE, Refusal
 from mcp_server.metrics import AUTH_FAILURES
-from mnemosyne import outages
+from mnemosyne.lib import outages
+from mnemosyne.lib.outages import Dependency
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Chunk, Collection, Item, Library
-from mnemosyne.outages import Dependency
 
 # JSON-RPC methods that read library content without calling a tool.
 READING_METHODS = frozenset({"resources/list", "resources/read", "completion/complete", "prompts/get"})

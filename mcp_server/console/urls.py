@@ -1,4 +1,4 @@
-"""The console's addresses, under /console/ (mnemosyne/urls.py)."""
+"""The console's addresses, under /console/ (mnemosyne/project/urls.py)."""
 
 from django.urls import path
 

@@ -39,7 +39,7 @@ from mcp_server.auth.decision import Asked
 from mcp_server.auth.refusals import Refusal
 from mcp_server.server import DECISION_STATE
 from mcp_server.transports import challenges, envelope, streams
-from mnemosyne import outages
+from mnemosyne.lib import outages
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
 

@@ -28,8 +28,8 @@ import httpx
 from django.core.exceptions import ImproperlyConfigured
 
 from mnemosyne.embedding.base import EmbeddingError
-from mnemosyne.endpoints import check_http_url, display_url
-from mnemosyne.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS
+from mnemosyne.lib.endpoints import check_http_url, display_url
+from mnemosyne.lib.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS
 
 # How much of an error body to quote in a message.
 ERROR_BODY_CHARS = 200

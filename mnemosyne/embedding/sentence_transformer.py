@@ -25,7 +25,7 @@ from mnemosyne.embedding.base import ModelIntegrityError
 from mnemosyne.embedding.digests import sha256_of
 from mnemosyne.embedding.memory import release_free_memory
 from mnemosyne.embedding.word_pieces import WordPieces
-from mnemosyne.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS, EMBEDDING_WAIT_SECONDS
+from mnemosyne.lib.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS, EMBEDDING_WAIT_SECONDS
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

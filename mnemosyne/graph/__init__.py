@@ -17,7 +17,6 @@ from typing import cast
 from django.conf import settings
 from django.db import transaction
 
-from mnemosyne import outages
 from mnemosyne.graph.base import (
     ChunkConcepts,
     ConceptCount,
@@ -26,6 +25,7 @@ from mnemosyne.graph.base import (
     GraphUnavailable,
     Neighbour,
 )
+from mnemosyne.lib import outages
 
 __all__ = [
     "ChunkConcepts",
@@ -49,7 +49,7 @@ def get_graph_store() -> GraphStore:
     backend = settings.GRAPH_BACKEND
     with _lock:
         if backend not in _stores:
-            # Failures and recoveries are logged once per outage (mnemosyne.outages).
+            # Failures and recoveries are logged once per outage (mnemosyne.lib.outages).
             watched = outages.Watched(_open(backend), outages.Dependency.GRAPH, (GraphError,))
             _stores[backend] = cast(GraphStore, watched)
         return _stores[backend]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from mnemosyne.graph.concepts import Concept
+from mnemosyne.lib.scope import EVERYWHERE, Scope
 
 __all__ = [
     "HOP_DECAY",
@@ -106,22 +107,15 @@ class GraphStore(Protocol):
         self,
         concept_keys_with_weights: Sequence[tuple[str, float]],
         *,
-        library_id: int | None = None,
-        library_ids: Sequence[int] | None = None,
-        collection_id: int | None = None,
+        scope: Scope = EVERYWHERE,
         limit: int,
     ) -> list[tuple[int, float]]:
-        """Chunks scored by the sum of concept weight * mention score, best first (ties by chunk id).
-
-        Filters AND-combine; `library_ids` (e.g. the libraries of one type, resolved by the
-        caller) restricts to those libraries, so an empty list matches nothing.
-        """
+        """Chunks within `scope` scored by the sum of concept weight * mention score, best first
+        (ties by chunk id). A scope whose `library_ids` is empty matches nothing."""
         ...
 
-    def top_concepts(
-        self, *, library_id: int | None = None, collection_id: int | None = None, limit: int, offset: int = 0
-    ) -> list[ConceptCount]:
-        """Concepts by how many chunks mention them (ties by key), one page."""
+    def top_concepts(self, *, scope: Scope = EVERYWHERE, limit: int, offset: int = 0) -> list[ConceptCount]:
+        """Concepts by how many chunks within `scope` mention them (ties by key), one page."""
         ...
 
     def known_concepts(self, keys: Sequence[str]) -> list[str]:

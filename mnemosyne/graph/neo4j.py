@@ -34,6 +34,7 @@ from mnemosyne.graph.base import (
     mention_rows,
     merged_weights,
 )
+from mnemosyne.lib.scope import EVERYWHERE, Scope
 
 T = TypeVar("T")
 
@@ -121,23 +122,20 @@ WITH c, collect([neighbour, weight]) AS near, max(weight) AS strongest
 RETURN c.key AS key, strongest, near[..$per_key] AS near
 """
 
-# Chunks scored by the sum of concept weight * mention score, within the filters.
+# Chunks scored by the sum of concept weight * mention score, within the scope (Scope.cypher on ch).
 CHUNKS_MENTIONING = """
 UNWIND $weights AS w
 MATCH (c:Concept {key: w.key})<-[m:MENTIONS]-(ch:Chunk)
-WHERE ($library_id IS NULL OR ch.library_id = $library_id)
-  AND ($library_ids IS NULL OR ch.library_id IN $library_ids)
-  AND ($collection_id IS NULL OR ch.collection_id = $collection_id)
+WHERE %s
 RETURN ch.id AS chunk_id, sum(w.weight * m.score) AS score
 ORDER BY score DESC, chunk_id
 LIMIT $limit
 """
 
-# Concepts by how many chunks (within the filters) mention them, one page.
+# Concepts by how many chunks (within the scope: Scope.cypher on ch) mention them, one page.
 TOP_CONCEPTS = """
 MATCH (ch:Chunk)-[:MENTIONS]->(c:Concept)
-WHERE ($library_id IS NULL OR ch.library_id = $library_id)
-  AND ($collection_id IS NULL OR ch.collection_id = $collection_id)
+WHERE %s
 RETURN c.key AS key, c.label AS label, count(ch) AS mentions
 ORDER BY mentions DESC, key
 SKIP $offset LIMIT $limit
@@ -255,36 +253,28 @@ class Neo4jGraphStore:
         self,
         concept_keys_with_weights: Sequence[tuple[str, float]],
         *,
-        library_id: int | None = None,
-        library_ids: Sequence[int] | None = None,
-        collection_id: int | None = None,
+        scope: Scope = EVERYWHERE,
         limit: int,
     ) -> list[tuple[int, float]]:
         check_limit(limit)
         weights = merged_weights(concept_keys_with_weights)
-        if not weights or (library_ids is not None and not library_ids):
+        if not weights or scope.matches_nothing():
             return []
+        where, params = scope.cypher("ch")
         records = self._read(
-            CHUNKS_MENTIONING,
+            CHUNKS_MENTIONING % where,
             weights=[{"key": key, "weight": weight} for key, weight in weights.items()],
-            library_id=library_id,
-            library_ids=None if library_ids is None else list(library_ids),
-            collection_id=collection_id,
             limit=limit,
+            **params,
         )
         return [(r["chunk_id"], float(r["score"])) for r in records]
 
-    def top_concepts(
-        self, *, library_id: int | None = None, collection_id: int | None = None, limit: int, offset: int = 0
-    ) -> list[ConceptCount]:
+    def top_concepts(self, *, scope: Scope = EVERYWHERE, limit: int, offset: int = 0) -> list[ConceptCount]:
         check_limit(limit)
-        records = self._read(
-            TOP_CONCEPTS,
-            library_id=library_id,
-            collection_id=collection_id,
-            limit=limit,
-            offset=max(0, offset),
-        )
+        if scope.matches_nothing():
+            return []
+        where, params = scope.cypher("ch")
+        records = self._read(TOP_CONCEPTS % where, limit=limit, offset=max(0, offset), **params)
         return [ConceptCount(r["key"], r["label"], r["mentions"]) for r in records]
 
     def known_concepts(self, keys: Sequence[str]) -> list[str]:

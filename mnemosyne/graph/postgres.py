@@ -23,7 +23,8 @@ from mnemosyne.graph.base import (
     mention_rows,
     merged_weights,
 )
-from mnemosyne.replicas import reading
+from mnemosyne.lib.replicas import reading
+from mnemosyne.lib.scope import EVERYWHERE, Scope
 
 # Every neighbour of one concept: edges are stored once per pair, so look both ways.
 _NEIGHBOURS_OF = """
@@ -167,35 +168,35 @@ class PostgresGraphStore:
         self,
         concept_keys_with_weights: Sequence[tuple[str, float]],
         *,
-        library_id: int | None = None,
-        library_ids: Sequence[int] | None = None,
-        collection_id: int | None = None,
+        scope: Scope = EVERYWHERE,
         limit: int,
     ) -> list[tuple[int, float]]:
         check_limit(limit)
         weights = merged_weights(concept_keys_with_weights)
-        if not weights or (library_ids is not None and not library_ids):
+        if not weights or scope.matches_nothing():
             return []
-        where, params = _filters(library_id=library_id, library_ids=library_ids, collection_id=collection_id)
+        where, params = scope.sql("m.library_id", "m.collection_id")
         sql = f"""
             SELECT m.chunk_id, sum(w.weight * m.score) AS score
-            FROM unnest(%s::text[], %s::float8[]) AS w(key, weight)
+            FROM unnest(%(keys)s::text[], %(weights)s::float8[]) AS w(key, weight)
             JOIN graph_concept c ON c.key = w.key
             JOIN graph_mention m ON m.concept_id = c.id
             WHERE true {where}
             GROUP BY m.chunk_id
             ORDER BY score DESC, m.chunk_id
-            LIMIT %s
+            LIMIT %(limit)s
         """
         with connections[reading()].cursor() as cursor:
-            cursor.execute(sql, [list(weights), list(weights.values()), *params, limit])
+            cursor.execute(
+                sql, {**params, "keys": list(weights), "weights": list(weights.values()), "limit": limit}
+            )
             return [(chunk_id, float(score)) for chunk_id, score in cursor]
 
-    def top_concepts(
-        self, *, library_id: int | None = None, collection_id: int | None = None, limit: int, offset: int = 0
-    ) -> list[ConceptCount]:
+    def top_concepts(self, *, scope: Scope = EVERYWHERE, limit: int, offset: int = 0) -> list[ConceptCount]:
         check_limit(limit)
-        where, params = _filters(library_id=library_id, library_ids=None, collection_id=collection_id)
+        if scope.matches_nothing():
+            return []
+        where, params = scope.sql("m.library_id", "m.collection_id")
         sql = f"""
             SELECT c.key, c.label, counts.n
             FROM (
@@ -206,10 +207,10 @@ class PostgresGraphStore:
             ) counts
             JOIN graph_concept c ON c.id = counts.concept_id
             ORDER BY counts.n DESC, c.key
-            LIMIT %s OFFSET %s
+            LIMIT %(limit)s OFFSET %(offset)s
         """
         with connections[reading()].cursor() as cursor:
-            cursor.execute(sql, [*params, limit, max(0, offset)])
+            cursor.execute(sql, {**params, "limit": limit, "offset": max(0, offset)})
             return [ConceptCount(key, label, count) for key, label, count in cursor]
 
     def known_concepts(self, keys: Sequence[str]) -> list[str]:
@@ -245,21 +246,3 @@ class PostgresGraphStore:
 
     def close(self) -> None:
         """Nothing to release: Django owns the database connections."""
-
-
-def _filters(
-    *, library_id: int | None, library_ids: Sequence[int] | None, collection_id: int | None
-) -> tuple[str, list[int | list[int]]]:
-    """The filters as SQL on graph_mention `m` (AND-combined), with their parameters."""
-    clauses: list[str] = []
-    params: list[int | list[int]] = []
-    if library_id is not None:
-        clauses.append("m.library_id = %s")
-        params.append(library_id)
-    if library_ids is not None:
-        clauses.append("m.library_id = ANY(%s)")
-        params.append(list(library_ids))
-    if collection_id is not None:
-        clauses.append("m.collection_id = %s")
-        params.append(collection_id)
-    return "".join(f" AND {clause}" for clause in clauses), params

@@ -9,8 +9,8 @@ import re
 
 from django.db import DatabaseError
 
-from mnemosyne import outages
-from mnemosyne.outages import Dependency
+from mnemosyne.lib import outages
+from mnemosyne.lib.outages import Dependency
 from mnemosyne.storage import StorageError
 
 # A failure's message is cut to this many characters in the item's embedding_error.

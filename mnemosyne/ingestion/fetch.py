@@ -10,8 +10,8 @@ from urllib.parse import unquote, urlsplit
 import httpx
 from django.conf import settings
 
-from mnemosyne.addresses import PrivateAddress, check_public_host
 from mnemosyne.ingestion import formats
+from mnemosyne.lib.addresses import PrivateAddress, check_public_host
 
 MAX_REDIRECTS = 5
 # Item.source holds the URL.

@@ -35,9 +35,9 @@ from mnemosyne.ingestion.item_context import given_by_item
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, ingest_config_signature, up_to_date
 from mnemosyne.ingestion.planning import PlannedChunk, page_texts, plan_chunks, with_document
 from mnemosyne.ingestion.services import ItemChunks, forget_logged_statements, record_stages, replace_chunks
+from mnemosyne.lib.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
 from mnemosyne.library import services, vector_models
 from mnemosyne.library.models import Chunk, Collection, Item
-from mnemosyne.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
 from mnemosyne.storage import ChunkStore, StorageError, keys
 
 logger = logging.getLogger(__name__)

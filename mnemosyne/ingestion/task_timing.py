@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from mnemosyne.metrics import BACKGROUND_TASK_SECONDS, BACKGROUND_TASKS
+from mnemosyne.lib.metrics import BACKGROUND_TASK_SECONDS, BACKGROUND_TASKS
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from mnemosyne.graph import ConceptCount, get_graph_store
 from mnemosyne.graph.concepts import normalise_concept
+from mnemosyne.lib.scope import Scope
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Chunk
 from mnemosyne.library.selectors import get_collection, get_library, visible_library_ids, within_boundary
@@ -22,12 +23,12 @@ def top_concepts(
     store = get_graph_store()
     if visible is None or library_id is not None or collection_id is not None:
         return store.top_concepts(
-            library_id=library_id, collection_id=collection_id, limit=limit, offset=offset
+            scope=Scope(library_id=library_id, collection_id=collection_id), limit=limit, offset=offset
         )
     # Confined to several libraries: each library's top counts, summed (mentions are per chunk).
     totals: dict[str, ConceptCount] = {}
     for visible_id in sorted(visible):
-        for count in store.top_concepts(library_id=visible_id, limit=offset + limit, offset=0):
+        for count in store.top_concepts(scope=Scope(library_id=visible_id), limit=offset + limit, offset=0):
             seen = totals.get(count.key)
             totals[count.key] = (
                 count
@@ -56,7 +57,7 @@ def related_concepts(concept: str, *, limit: int) -> tuple[str, list[ConceptNeig
         raise InvalidArgument(f"no chunk mentions the concept {concept!r}; list_concepts shows known ones")
     visible = visible_library_ids()
     if visible is not None and not store.chunks_mentioning(
-        [(key, 1.0)], library_ids=sorted(visible), limit=1
+        [(key, 1.0)], scope=Scope(library_ids=sorted(visible)), limit=1
     ):
         raise InvalidArgument(f"no chunk mentions the concept {concept!r}; list_concepts shows known ones")
     # Inside a boundary, weights count only the chunks inside it: the rest must not show through.

@@ -8,7 +8,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from pgvector.django import VectorField
 
-from mnemosyne import uids
+from mnemosyne.lib import uids
 
 TEXT_PREVIEW_CHARS = 500
 

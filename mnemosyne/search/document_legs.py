@@ -18,10 +18,10 @@ from typing import Any
 from django.conf import settings
 from django.db import connections
 
+from mnemosyne.lib.replicas import reading
 from mnemosyne.library import vector_models
 from mnemosyne.library.models import ChunkKind
 from mnemosyne.library.searchable_forms import query_form
-from mnemosyne.replicas import reading
 
 LegResult = list[tuple[int, float]]
 

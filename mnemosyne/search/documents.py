@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 from django.db import connections
 from django.db.backends.utils import CursorWrapper
 
+from mnemosyne.lib.replicas import reading
 from mnemosyne.library.english_words import is_word
 from mnemosyne.library.searchable_forms import query_form
-from mnemosyne.replicas import reading
 from mnemosyne.search.periods import Covered, Period, covered, match, named_periods
 
 if TYPE_CHECKING:

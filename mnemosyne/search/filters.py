@@ -1,9 +1,7 @@
 """A search's scope — libraries, collection, documents, images — resolved to ids once
 (service.validate) and rendered for each store that reads it: SQL on chunks, on postings, on items,
-and the ORM. Every leg, the documents and the pages read the same scope.
-
-Ids, not uids: a join on uids hides the filter's selectivity from the planner, which then gives up
-the HNSW index.
+the ORM, and (its libraries and collection, lib/scope.Scope) the concept graph. Every leg, the
+documents and the pages read the same scope.
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ from typing import Any
 
 from django.db.models import Q
 
+from mnemosyne.lib.scope import Scope
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import ChunkKind
@@ -35,13 +34,10 @@ class DocumentFilter:
 
 
 @dataclass(frozen=True)
-class Filters:
-    """The scope as ids (AND-combined)."""
+class Filters(Scope):
+    """The scope as ids (AND-combined): the libraries and collection every store keeps (Scope),
+    and what only the chunk tables know."""
 
-    library_id: int | None = None
-    # Libraries of the requested library_type; None = no type filter, [] = no library matches.
-    library_ids: list[int] | None = None
-    collection_id: int | None = None
     include_images: bool = True
     # The caller sees only some libraries (an MCP token's boundary); legs run in other threads,
     # which do not see the caller's context, so the filters carry it.
@@ -68,49 +64,23 @@ class Filters:
     def item_sql(self) -> tuple[str, dict[str, Any]]:
         """The filters as SQL on library_item `i` joined to its library_collection `o` (images aside:
         an item is not one)."""
-        clauses: list[str] = []
-        params: dict[str, Any] = {}
-        if self.library_id is not None:
-            clauses.append("o.library_id = %(library_id)s")
-            params["library_id"] = self.library_id
-        if self.library_ids is not None:
-            clauses.append("o.library_id = ANY(%(library_ids)s)")
-            params["library_ids"] = self.library_ids
-        if self.collection_id is not None:
-            clauses.append("i.collection_id = %(collection_id)s")
-            params["collection_id"] = self.collection_id
+        sql, params = self.sql("o.library_id", "i.collection_id")
         if self.item_ids is not None:
-            clauses.append("i.id = ANY(%(item_ids)s)")
+            sql += " AND i.id = ANY(%(item_ids)s)"
             params["item_ids"] = self.item_ids
-        return "".join(f" AND {clause}" for clause in clauses), params
+        return sql, params
 
     def _sql(self, alias: str, not_image: str, of_items: str) -> tuple[str, dict[str, Any]]:
-        clauses: list[str] = []
-        params: dict[str, Any] = {}
-        if self.library_id is not None:
-            clauses.append(f"{alias}.library_id = %(library_id)s")
-            params["library_id"] = self.library_id
-        if self.library_ids is not None:
-            clauses.append(f"{alias}.library_id = ANY(%(library_ids)s)")
-            params["library_ids"] = self.library_ids
-        if self.collection_id is not None:
-            clauses.append(f"{alias}.collection_id = %(collection_id)s")
-            params["collection_id"] = self.collection_id
+        sql, params = self.sql(f"{alias}.library_id", f"{alias}.collection_id")
         if not self.include_images:
-            clauses.append(not_image)
+            sql += f" AND {not_image}"
         if self.item_ids is not None:
-            clauses.append(of_items)
+            sql += f" AND {of_items}"
             params["item_ids"] = self.item_ids
-        return "".join(f" AND {clause}" for clause in clauses), params
+        return sql, params
 
     def q(self) -> Q:
-        condition = Q()
-        if self.library_id is not None:
-            condition &= Q(library_id=self.library_id)
-        if self.library_ids is not None:
-            condition &= Q(library_id__in=self.library_ids)
-        if self.collection_id is not None:
-            condition &= Q(collection_id=self.collection_id)
+        condition = super().q()
         if not self.include_images:
             condition &= ~Q(kind=ChunkKind.IMAGE)
         if self.item_ids is not None:

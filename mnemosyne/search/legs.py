@@ -18,10 +18,10 @@ from django.db.models import Q
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph import get_graph_store
 from mnemosyne.graph.concepts import query_concepts
+from mnemosyne.lib.replicas import reading
 from mnemosyne.library import vector_models
 from mnemosyne.library.models import Chunk
 from mnemosyne.library.searchable_forms import query_form
-from mnemosyne.replicas import reading
 from mnemosyne.search import document_legs
 from mnemosyne.search.filters import Filters
 from mnemosyne.search.hits import HitChunk, HitItem, Named
@@ -229,13 +229,7 @@ def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float
         expanded = [(seed, 1.0) for seed in seeds[:GRAPH_EXPANSION_LIMIT]]
     else:
         expanded = store.expand(seeds, hops=settings.SEARCH_GRAPH_HOPS, limit=GRAPH_EXPANSION_LIMIT)
-    found = store.chunks_mentioning(
-        expanded,
-        library_id=filters.library_id,
-        library_ids=filters.library_ids,
-        collection_id=filters.collection_id,
-        limit=limit,
-    )
+    found = store.chunks_mentioning(expanded, scope=filters, limit=limit)
     if (not filters.include_images or filters.item_ids is not None) and found:
         # The store knows libraries and collections, not images or documents: those are kept here.
         kept = set(

@@ -16,8 +16,8 @@ from typing import Any
 from django.conf import settings
 from django.db import connections
 
+from mnemosyne.lib.replicas import reading
 from mnemosyne.library.searchable_forms import query_form
-from mnemosyne.replicas import reading
 
 PageKey = tuple[int, int]  # (item id, page number)
 

@@ -20,7 +20,7 @@ import httpx
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from mnemosyne.endpoints import check_http_url, display_url
+from mnemosyne.lib.endpoints import check_http_url, display_url
 
 PROTOCOLS = ("tei", "cohere")
 # TEI's default --max-client-batch-size; a larger request is refused with HTTP 413.

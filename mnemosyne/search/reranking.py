@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
-from mnemosyne import outages
+from mnemosyne.lib import outages
+from mnemosyne.lib.outages import Dependency
 from mnemosyne.library.selectors import chunk_text
-from mnemosyne.outages import Dependency
 from mnemosyne.search.rerankers import RerankError, get_reranker, rerank_order
 from mnemosyne.search.types import RankedHit
 

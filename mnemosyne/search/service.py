@@ -19,15 +19,16 @@ import numpy as np
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, close_old_connections
 
-from mnemosyne import replicas
 from mnemosyne.embedding import Embedder, EmbeddingError, get_embedder
 from mnemosyne.graph import GraphError
+from mnemosyne.lib import replicas
+from mnemosyne.lib.metrics import LEG_FAILURES, LEG_SECONDS, SEARCH_SECONDS
+from mnemosyne.lib.tracing import tracer
 from mnemosyne.library import selectors, vector_models
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.languages import text_search_config
 from mnemosyne.library.normalising import normalise_query
 from mnemosyne.library.services import validate_library_type
-from mnemosyne.metrics import LEG_FAILURES, LEG_SECONDS, SEARCH_SECONDS
 from mnemosyne.search import evidence, glossary, legs, question_text
 from mnemosyne.search.documents import named_documents
 from mnemosyne.search.filters import Filters, documents_matching
@@ -44,7 +45,6 @@ from mnemosyne.search.types import (
     SearchRequest,
     SearchResponse,
 )
-from mnemosyne.tracing import tracer
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from typing import cast
 
 from django.conf import settings
 
-from mnemosyne import outages
+from mnemosyne.lib import outages
 from mnemosyne.storage.base import ChunkNotFound, ChunkStore, InvalidKey, StorageError
 from mnemosyne.storage.filesystem import FilesystemChunkStore
 from mnemosyne.storage.s3 import S3ChunkStore
@@ -50,5 +50,5 @@ def get_chunk_store() -> ChunkStore:
 
 
 def _watched(store: ChunkStore) -> ChunkStore:
-    """The store, its failures and recoveries reported once per outage (mnemosyne.outages)."""
+    """The store, its failures and recoveries reported once per outage (mnemosyne.lib.outages)."""
     return cast(ChunkStore, outages.Watched(store, outages.Dependency.CHUNK_STORE, (StorageError,)))

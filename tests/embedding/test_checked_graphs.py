@@ -28,7 +28,7 @@ TEXTS = ["How do I restore the database from last night's dump?", "glacier", "wo
 # A child process: the bundled model, from the cache directory given, its vectors and what it imported.
 CHILD = """
 import json, sys
-import mnemosyne.py311
+import mnemosyne.lib.py311
 import django
 django.setup()
 from mnemosyne.embedding import get_embedder

@@ -13,9 +13,10 @@ from mcp_server import tool_calls
 from mcp_server.asked import asked_of
 from mcp_server.auth import decision, identify
 from mcp_server.tools import catalog
-from mnemosyne import graph, outages
+from mnemosyne import graph
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph import GraphError
+from mnemosyne.lib import outages
 from tests.conftest import ingest_fixture_docs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -48,7 +49,7 @@ def test_a_graph_outage_is_answered_clearly_logged_once_and_recovered_from(
     graph._stores[settings.GRAPH_BACKEND] = outages.Watched(
         Unreachable(), outages.Dependency.GRAPH, (GraphError,)
     )  # type: ignore[assignment]
-    caplog.set_level(logging.WARNING, logger="mnemosyne.outages")
+    caplog.set_level(logging.WARNING, logger="mnemosyne.lib.outages")
     try:
         found = [
             call("search", {"query": "backup restore", "search_types": ["vector", "graph"]}) for _ in range(3)
@@ -65,6 +66,6 @@ def test_a_graph_outage_is_answered_clearly_logged_once_and_recovered_from(
         assert answer.is_error and "the concept graph is unavailable right now" in answer.text
     recovered = call("list_concepts", {})
     assert not recovered.is_error
-    messages = [record.getMessage() for record in caplog.records if record.name == "mnemosyne.outages"]
+    messages = [record.getMessage() for record in caplog.records if record.name == "mnemosyne.lib.outages"]
     assert sum("the concept graph is unavailable:" in message for message in messages) == 1, messages
     assert sum("the concept graph is available again" in message for message in messages) == 1, messages

@@ -41,7 +41,7 @@ def test_neo4j_settings_come_from_the_environment(settings: Settings) -> None:
             "NEO4J_PASSWORD": "secret",
             "NEO4J_DATABASE": "",
         },
-        code="import json, mnemosyne, mnemosyne.settings as s; "
+        code="import json, mnemosyne, mnemosyne.project.settings as s; "
         "print(json.dumps([s.NEO4J_URI, s.NEO4J_USER, s.NEO4J_PASSWORD, s.NEO4J_DATABASE]))",
     )
     assert result.returncode == 0, result.stderr

@@ -11,12 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.db import connection
 
 from mnemosyne.graph.base import ChunkConcepts, GraphStore, Neighbour
 from mnemosyne.graph.concepts import Concept
 from mnemosyne.graph.models import Edge, Mention
 from mnemosyne.graph.postgres import PostgresGraphStore
+from mnemosyne.lib.scope import Scope
 from mnemosyne.library.models import Chunk, Collection, Item, Library
+from mnemosyne.search.filters import Filters
 
 NO_NEO4J = "NEO4J_URI not set: no Neo4j server here"
 BACKENDS = [
@@ -219,7 +222,7 @@ def test_chunks_mentioning_and_combine_the_filters(store: GraphStore, corpus: Co
     query = [("alpha", 1.0)]
 
     def ids(**filters: Any) -> set[int]:
-        return {chunk_id for chunk_id, _ in store.chunks_mentioning(query, limit=10, **filters)}
+        return {chunk_id for chunk_id, _ in store.chunks_mentioning(query, limit=10, scope=Scope(**filters))}
 
     assert ids() == {a1.pk, a2.pk, b1.pk}
     assert ids(library_id=corpus.a.pk) == {a1.pk, a2.pk}
@@ -231,6 +234,41 @@ def test_chunks_mentioning_and_combine_the_filters(store: GraphStore, corpus: Co
     assert ids(library_id=corpus.a.pk, library_ids=[corpus.b.pk]) == set()
 
 
+def test_one_scope_selects_the_same_chunks_in_sql_the_orm_and_the_graph(
+    store: GraphStore, corpus: Corpus
+) -> None:
+    every = corpus.a1 + corpus.a2 + corpus.b1
+    store.record_chunk_concepts([mentions(chunk, "alpha") for chunk in every])
+    a2, b1 = corpus.a2[0].collection_id, corpus.b1[0].collection_id
+    scopes = [
+        Scope(),
+        Scope(library_id=corpus.a.pk),
+        Scope(collection_id=a2),
+        Scope(library_ids=[corpus.b.pk]),
+        Scope(library_ids=[corpus.a.pk, corpus.b.pk], collection_id=b1),
+        Scope(library_id=corpus.a.pk, collection_id=b1),
+        Scope(library_ids=[]),
+        # A search's filters are a scope too: what only the chunk tables know is left to them.
+        Filters(library_id=corpus.b.pk, include_images=False, item_ids=[corpus.b1[0].item_id]),
+    ]
+    for scope in scopes:
+        in_graph = {
+            chunk_id for chunk_id, _ in store.chunks_mentioning([("alpha", 1.0)], scope=scope, limit=100)
+        }
+        in_orm = set(
+            Chunk.objects.filter(Scope.q(scope), id__in=[c.pk for c in every]).values_list("id", flat=True)
+        )
+        where, params = scope.sql("c.library_id", "c.collection_id")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT c.id FROM library_chunk c WHERE c.id = ANY(%(ids)s){where}",
+                {**params, "ids": [c.pk for c in every]},
+            )
+            in_sql = {chunk_id for (chunk_id,) in cursor}
+        assert in_graph == in_orm == in_sql, scope
+        assert not scope.matches_nothing() or in_graph == set()
+
+
 def test_top_concepts_count_mentioning_chunks_within_the_filters(store: GraphStore, corpus: Corpus) -> None:
     store.record_chunk_concepts(
         [mentions(chunk, "alpha", "beta") for chunk in corpus.a1[:3]]
@@ -240,13 +278,13 @@ def test_top_concepts_count_mentioning_chunks_within_the_filters(store: GraphSto
     everything = [(c.key, c.label, c.mention_count) for c in store.top_concepts(limit=10)]
     assert everything == [("gamma", "Gamma", 6), ("beta", "Beta", 5), ("alpha", "Alpha", 3)]
     assert [c.key for c in store.top_concepts(limit=1, offset=1)] == ["beta"]
-    in_a = store.top_concepts(library_id=corpus.a.pk, limit=10)
+    in_a = store.top_concepts(scope=Scope(library_id=corpus.a.pk), limit=10)
     assert [(c.key, c.mention_count) for c in in_a] == [("beta", 5), ("alpha", 3)]
-    in_a2 = store.top_concepts(collection_id=corpus.a2[0].collection_id, limit=10)
+    in_a2 = store.top_concepts(scope=Scope(collection_id=corpus.a2[0].collection_id), limit=10)
     assert [(c.key, c.mention_count) for c in in_a2] == [("beta", 2)]
-    assert (
-        store.top_concepts(library_id=corpus.a.pk, collection_id=corpus.b1[0].collection_id, limit=10) == []
-    )
+    elsewhere = Scope(library_id=corpus.a.pk, collection_id=corpus.b1[0].collection_id)
+    assert store.top_concepts(scope=elsewhere, limit=10) == []
+    assert store.top_concepts(scope=Scope(library_ids=[]), limit=10) == []
 
 
 def test_known_concepts_are_those_some_chunk_mentions(store: GraphStore, corpus: Corpus) -> None:

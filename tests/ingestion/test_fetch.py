@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from django.conf import settings as django_settings
 
-from mnemosyne import addresses
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import fetch
 from mnemosyne.ingestion.fetch import FetchFailed, check_url, fetch_url
 from mnemosyne.ingestion.runner import ingest_paths
+from mnemosyne.lib import addresses
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
 from tests.documents import pdf_bytes

@@ -25,7 +25,7 @@ def serve_embedded(data_dir: Path, workers: int) -> tuple[subprocess.Popen[bytes
     env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
     env.update(
         {
-            "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+            "DJANGO_SETTINGS_MODULE": "mnemosyne.project.settings",
             "MNEMOSYNE_DATA_DIR": str(data_dir),
             "DEBUG": "true",
             "LOG_LEVEL": "warning",
@@ -33,7 +33,7 @@ def serve_embedded(data_dir: Path, workers: int) -> tuple[subprocess.Popen[bytes
         }
     )
     port = free_port()
-    command = [sys.executable, "-m", "uvicorn", "mnemosyne.asgi:app", "--port", str(port)]
+    command = [sys.executable, "-m", "uvicorn", "mnemosyne.project.asgi:app", "--port", str(port)]
     if workers > 1:
         command += ["--workers", str(workers)]
     log = (data_dir / "uvicorn.log").open("wb")

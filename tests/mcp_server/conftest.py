@@ -36,7 +36,7 @@ def open_server_url(django_db_setup, django_db_blocker, shared_data_dir: Path) -
 @pytest.fixture(scope="session")
 def configured_server_url(django_db_setup, django_db_blocker, shared_data_dir: Path) -> Iterator[str]:
     """Two uvicorn workers on one port, as in production, with the settings of settings_configured."""
-    # Counters added up over both workers, as `serve --workers 2` sets up (mnemosyne.metrics).
+    # Counters added up over both workers, as `serve --workers 2` sets up (mnemosyne.lib.metrics).
     shared_metrics = shared_data_dir / "prometheus-configured"
     shared_metrics.mkdir(exist_ok=True)
     env = {

@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 def stdio_env(data_dir: Path, **extra: str) -> dict[str, str]:
     return {
         **{key: value for key, value in os.environ.items() if key != "MNEMOSYNE_TOKEN"},
-        "DJANGO_SETTINGS_MODULE": "mnemosyne.settings",
+        "DJANGO_SETTINGS_MODULE": "mnemosyne.project.settings",
         "DATABASE_URL": database_url(),
         "MNEMOSYNE_DATA_DIR": str(data_dir),
         "DEBUG": "true",

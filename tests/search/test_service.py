@@ -175,7 +175,7 @@ def test_a_confined_caller_gets_no_expansion_through_edges_counted_elsewhere(
     store = get_graph_store()
     seeds = store.known_concepts(query_concepts("sticky sessions"))
     own_concepts_only = store.chunks_mentioning(
-        [(seed, 1.0) for seed in seeds], library_ids=[archive.id], limit=100
+        [(seed, 1.0) for seed in seeds], scope=legs.Filters(library_ids=[archive.id]), limit=100
     )
     assert legs.graph_leg("sticky sessions", confined, 100) == own_concepts_only
     # The same library asked for by an open caller is scored through the expansion as well.

@@ -18,7 +18,7 @@ from pydantic import AnyUrl, ValidationError
 
 from mcp_server.auth.oauth import config
 from mcp_server.models import OAuthClient
-from mnemosyne.addresses import PrivateAddress, check_public_host
+from mnemosyne.lib.addresses import PrivateAddress, check_public_host
 
 logger = logging.getLogger(__name__)
 

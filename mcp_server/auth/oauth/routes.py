@@ -16,7 +16,7 @@ from mcp_server import blocking
 from mcp_server.auth import oauth_bearer
 from mcp_server.auth.oauth import config
 from mcp_server.auth.oauth.provider import DjangoProvider
-from mnemosyne import outages
+from mnemosyne.lib import outages
 
 METADATA_PATH = "/.well-known/oauth-authorization-server"
 

@@ -21,7 +21,7 @@ from mcp_server.auth import identify
 from mcp_server.auth.refusals import Refusal
 from mcp_server.transports import stdio
 from mcp_server.transports.stdio import TOKEN_VARIABLE
-from mnemosyne import outages
+from mnemosyne.lib import outages
 from mnemosyne.management.schema import require_current_schema
 
 

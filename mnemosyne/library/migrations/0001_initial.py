@@ -3,7 +3,7 @@
 import django.contrib.postgres.indexes
 import django.contrib.postgres.search
 import django.db.models.deletion
-import mnemosyne.uids
+import mnemosyne.lib.uids
 import pgvector.django.indexes
 import pgvector.django.vector
 from pgvector.django import VectorExtension
@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
             name='Collection',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uid', models.CharField(default=mnemosyne.uids.new_collection_uid, editable=False, max_length=32, unique=True)),
+                ('uid', models.CharField(default=mnemosyne.lib.uids.new_collection_uid, editable=False, max_length=32, unique=True)),
                 ('name', models.CharField(max_length=200)),
                 ('description', models.TextField(blank=True, default='')),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
@@ -37,7 +37,7 @@ class Migration(migrations.Migration):
             name='Library',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uid', models.CharField(default=mnemosyne.uids.new_library_uid, editable=False, max_length=32, unique=True)),
+                ('uid', models.CharField(default=mnemosyne.lib.uids.new_library_uid, editable=False, max_length=32, unique=True)),
                 ('name', models.CharField(max_length=200, unique=True)),
                 ('library_type', models.CharField(choices=[('general', 'General'), ('documentation', 'Documentation'), ('research', 'Research papers'), ('books', 'Books'), ('legal', 'Legal'), ('notes', 'Notes'), ('code', 'Code')], default='general', max_length=32)),
                 ('description', models.TextField(blank=True, default='')),
@@ -53,7 +53,7 @@ class Migration(migrations.Migration):
             name='Item',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uid', models.CharField(default=mnemosyne.uids.new_item_uid, editable=False, max_length=32, unique=True)),
+                ('uid', models.CharField(default=mnemosyne.lib.uids.new_item_uid, editable=False, max_length=32, unique=True)),
                 ('title', models.CharField(max_length=500)),
                 ('item_type', models.CharField(max_length=32)),
                 ('source', models.CharField(max_length=2000)),
@@ -79,7 +79,7 @@ class Migration(migrations.Migration):
             name='Chunk',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uid', models.CharField(default=mnemosyne.uids.new_chunk_uid, editable=False, max_length=32, unique=True)),
+                ('uid', models.CharField(default=mnemosyne.lib.uids.new_chunk_uid, editable=False, max_length=32, unique=True)),
                 ('ordinal', models.PositiveIntegerField()),
                 ('text_preview', models.CharField(max_length=500)),
                 ('search_vector', django.contrib.postgres.search.SearchVectorField(null=True)),

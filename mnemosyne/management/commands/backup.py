@@ -1,7 +1,7 @@
 """python manage.py backup DIR
 
 Writes the database and the chunk store, consistent with each other, into DIR (new or empty):
-database.dump, chunks/, manifest.json (mnemosyne/backups.py). Ingestion may go on meanwhile.
+database.dump, chunks/, manifest.json (mnemosyne/library/backups.py). Ingestion may go on meanwhile.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mnemosyne import backups
+from mnemosyne.library import backups
 from mnemosyne.management.schema import require_current_schema
 from mnemosyne.storage import get_chunk_store
 

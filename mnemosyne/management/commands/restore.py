@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mnemosyne import backups
+from mnemosyne.library import backups
 from mnemosyne.storage import get_chunk_store
 
 

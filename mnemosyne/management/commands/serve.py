@@ -111,7 +111,7 @@ class Command(BaseCommand):
 
     def _serve(self, options: dict[str, Any]) -> None:
         uvicorn.run(
-            "mnemosyne.asgi:app",
+            "mnemosyne.project.asgi:app",
             host=options["host"],
             port=options["port"],
             workers=options["workers"],

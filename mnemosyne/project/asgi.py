@@ -1,4 +1,4 @@
-"""The ASGI app (`uvicorn mnemosyne.asgi:app`): Starlette at the root, Django mounted for the admin.
+"""The ASGI app (`uvicorn mnemosyne.project.asgi:app`): Starlette at the root, Django mounted for the admin.
 
 /mcp/          streamable HTTP (stateless: any worker answers any request); protocol versions
                2025-11-25 (and earlier, with initialize) and 2026-07-28 (per-request envelope);
@@ -33,7 +33,7 @@ from typing import cast
 
 import mnemosyne  # noqa: F401  (Python 3.11 support for Django; must come first)
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemosyne.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemosyne.project.settings")
 
 from django.conf import settings
 from django.core.asgi import get_asgi_application
@@ -59,14 +59,14 @@ from mcp_server.auth.oauth.routes import oauth_routes  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
 from mcp_server.transports.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
 from mcp_server.transports.http_gate import MCPGate  # noqa: E402
-from mnemosyne import outages, tracing  # noqa: E402
-from mnemosyne.allowed_hosts import AllowedHostsMiddleware  # noqa: E402
-from mnemosyne.database import release_embedded  # noqa: E402
 from mnemosyne.embedding import get_embedder  # noqa: E402
 from mnemosyne.graph import close_graph_store  # noqa: E402
-from mnemosyne.metrics import registry as metrics_registry  # noqa: E402
-from mnemosyne.outages import Dependency  # noqa: E402
-from mnemosyne.request_ids import RequestIdMiddleware  # noqa: E402
+from mnemosyne.lib import outages, tracing  # noqa: E402
+from mnemosyne.lib.allowed_hosts import AllowedHostsMiddleware  # noqa: E402
+from mnemosyne.lib.metrics import registry as metrics_registry  # noqa: E402
+from mnemosyne.lib.outages import Dependency  # noqa: E402
+from mnemosyne.lib.request_ids import RequestIdMiddleware  # noqa: E402
+from mnemosyne.project.database import release_embedded  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ def _ping_database() -> None:
 async def health(request: Request) -> Response:
     try:
         await blocking.run(_ping_database)
-    except blocking.Unavailable:  # logged once per outage (mnemosyne.outages)
+    except blocking.Unavailable:  # logged once per outage (mnemosyne.lib.outages)
         return _unhealthy()
     except Exception:
         logger.exception("health check: the database did not answer")

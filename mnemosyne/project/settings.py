@@ -1,5 +1,5 @@
 """Mnemosyne settings: every value comes from the environment (see README, "Configuration"), or
-from the local settings file (`.env`, mnemosyne/local_settings.py) where the environment has none.
+from the local settings file (`.env`, mnemosyne/project/local_settings.py) where the environment has none.
 
 A value that cannot be understood raises ImproperlyConfigured naming the variable.
 """
@@ -11,16 +11,16 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from mnemosyne import local_settings
-from mnemosyne.database import (
+from mnemosyne.project import local_settings
+from mnemosyne.project.database import (
     MIN_SHARED_BUFFERS_MB,
     default_shared_buffers_mb,
     embedded_database_url,
     parse_database_url,
 )
-from mnemosyne.env import envbool, envchoice, envcounts, envfloat, envint, envlist, envstr
+from mnemosyne.project.env import envbool, envchoice, envcounts, envfloat, envint, envlist, envstr
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 LOCAL_SETTINGS_FILE = local_settings.load()
 
 DEBUG = envbool("DEBUG", False)
@@ -323,8 +323,8 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
 ]
 
-ROOT_URLCONF = "mnemosyne.urls"
-WSGI_APPLICATION = "mnemosyne.wsgi.application"
+ROOT_URLCONF = "mnemosyne.project.urls"
+WSGI_APPLICATION = "mnemosyne.project.wsgi.application"
 
 TEMPLATES = [
     {
@@ -357,7 +357,7 @@ DATABASES = {"default": parse_database_url(_database_url)}
 # Connections are reused across tool calls for this long (seconds); 0 closes them after each call.
 DATABASES["default"]["CONN_MAX_AGE"] = envint("DATABASE_CONN_MAX_AGE", 60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-# Streaming replicas that search reads go to (mnemosyne/replicas.py), comma-separated postgres://
+# Streaming replicas that search reads go to (mnemosyne/lib/replicas.py), comma-separated postgres://
 # URLs; each becomes the database alias replica_0, replica_1, ….
 for _number, _replica_url in enumerate(
     filter(None, map(str.strip, envstr("DATABASE_REPLICA_URLS", "").split(",")))
@@ -371,7 +371,7 @@ for _number, _replica_url in enumerate(
         "CONN_HEALTH_CHECKS": True,
     }
 # A search's reads go to the replica it was given (replicas.reads_from), the ORM's too.
-DATABASE_ROUTERS = ["mnemosyne.replicas.ReadRouter"]
+DATABASE_ROUTERS = ["mnemosyne.lib.replicas.ReadRouter"]
 # A replica further behind the primary than this (seconds) is not read from until it catches up.
 DATABASE_REPLICA_MAX_LAG_SECONDS = envint("DATABASE_REPLICA_MAX_LAG_SECONDS", 10, minimum=0, maximum=86_400)
 # A replica that failed a search is not tried again for this long (seconds).
@@ -387,20 +387,20 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = MNEMOSYNE_DATA_DIR / "static"
 
-# OpenTelemetry tracing (mnemosyne/tracing.py): spans to OTEL_EXPORTER_OTLP_ENDPOINT over OTLP/HTTP.
+# OpenTelemetry tracing (mnemosyne/lib/tracing.py): spans to OTEL_EXPORTER_OTLP_ENDPOINT over OTLP/HTTP.
 OTEL_TRACING = envbool("OTEL_TRACING", False)
 OTEL_SERVICE_NAME = envstr("OTEL_SERVICE_NAME", "mnemosyne")
 
 # plain: one readable line per record; json: one JSON object per line (for log shippers). Both carry
-# the request id of the HTTP request that caused the line (mnemosyne.request_ids).
+# the request id of the HTTP request that caused the line (mnemosyne.lib.request_ids).
 LOG_FORMAT = envchoice("LOG_FORMAT", "plain", ("plain", "json"))
 _LOG_FIELDS = "%(asctime)s %(levelname)s %(name)s %(request_id)s %(message)s"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {
-        "request_id": {"()": "mnemosyne.request_ids.RequestIdFilter"},
-        "no_query_strings": {"()": "mnemosyne.access_log.NoQueryStrings"},
+        "request_id": {"()": "mnemosyne.lib.request_ids.RequestIdFilter"},
+        "no_query_strings": {"()": "mnemosyne.lib.access_log.NoQueryStrings"},
     },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / ".env"
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / ".env"
 _FALSE = {"0", "false", "no", "off"}
 
 TEMPLATE = """\

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from enum import Enum
 
-from mnemosyne.metrics import DEPENDENCY_FAILURES
+from mnemosyne.lib.metrics import DEPENDENCY_FAILURES
 
 logger = logging.getLogger(__name__)
 
