@@ -126,7 +126,7 @@ def configure_django(data_dir: Path) -> None:
     # Every stage embeds its query, in this process and in the MCP server it starts: the same
     # queries run through several stages and at every index size, and a remembered vector would
     # spare whichever stage came later.
-    os.environ["EMBEDDING_QUERY_CACHE_SIZE"] = "0"
+    os.environ["TUNING"] = ",".join(filter(None, [os.environ.get("TUNING", ""), "query_cache_size=0"]))
     # Always the benchmark's own embedded server and filesystem store, never a configured one.
     os.environ.pop("DATABASE_URL", None)
     os.environ["CHUNK_STORE"] = "filesystem"

@@ -8,6 +8,7 @@ tables and indexes.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -87,7 +88,11 @@ def run(
     log(f"reading {', '.join(prewarmed)} into shared buffers (pg_prewarm)")
     database.prewarm(prewarmed)
     ordered = queries[measured : measured + warmup] + queries[:measured]
-    ef_search = {"SEARCH_HNSW_EF_SEARCH": str(NEAR_COPIES_EF_SEARCH)}
+    ef_search = {
+        "TUNING": ",".join(
+            filter(None, [os.environ.get("TUNING", ""), f"hnsw_ef_search={NEAR_COPIES_EF_SEARCH}"])
+        )
+    }
     log(f"{chunks:,} chunks: timing {measured} queries single-client, every stage, {ef_search}")
     with (
         override_settings(SEARCH_HNSW_EF_SEARCH=NEAR_COPIES_EF_SEARCH),

@@ -43,6 +43,7 @@ SETTINGS_VARIABLES = (
     "LOG_LEVEL",
     "LOG_FORMAT",
     "HTTPS_ONLY",
+    "TUNING",
     "SEARCH_HNSW_EF_SEARCH",
     "DATABASE_URL",
     "DATABASE_CONN_MAX_AGE",
@@ -96,6 +97,11 @@ def import_settings(
         ({"CHUNK_MAX_TOKENS": "100", "CHUNK_OVERLAP_TOKENS": "150"}, "CHUNK_OVERLAP_TOKENS"),
         ({"CHUNK_MAX_TOKENS": "8"}, "CHUNK_MAX_TOKENS"),
         ({"EMBEDDING_BATCH_SIZE": "0"}, "EMBEDDING_BATCH_SIZE"),
+        ({"TUNING": "bm25_k1=eleven"}, "TUNING: bm25_k1"),
+        ({"TUNING": "hnsw_ef_search=5000"}, "TUNING: hnsw_ef_search"),
+        ({"TUNING": "ef_search=100"}, "TUNING"),
+        # A variable a tuning key replaced is refused, saying what to write instead.
+        ({"SEARCH_HNSW_EF_SEARCH": "1000"}, "set TUNING=hnsw_ef_search=1000 instead"),
         ({"DATABASE_CONN_MAX_AGE": "-1"}, "DATABASE_CONN_MAX_AGE"),
         ({"DATABASE_URL": "mysql://u:p@h/db"}, "DATABASE_URL"),
         # Read before the embedded server would start, so nothing starts.

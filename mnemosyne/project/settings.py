@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from mnemosyne.project import local_settings
+from mnemosyne.project import local_settings, tuning
 from mnemosyne.project.database import (
     MIN_SHARED_BUFFERS_MB,
     default_shared_buffers_mb,
@@ -21,6 +21,9 @@ from mnemosyne.project.database import (
 from mnemosyne.project.env import envbool, envchoice, envcounts, envfloat, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parents[2]
+# Tuning internals (project/tuning.py): one variable, TUNING="key=value,…", sets any of them; each
+# is read below as the setting it has always been.
+TUNED = tuning.from_environment()
 LOCAL_SETTINGS_FILE = local_settings.load()
 
 DEBUG = envbool("DEBUG", False)
@@ -104,7 +107,7 @@ MCP_JWT_SCOPE_CLAIM = envstr("MCP_JWT_SCOPE_CLAIM", "scope").strip()
 MCP_JWT_LIBRARIES_CLAIM = envstr("MCP_JWT_LIBRARIES_CLAIM", "mnemosyne_libraries").strip()
 MCP_JWT_JWKS_CACHE_SECONDS = envint("MCP_JWT_JWKS_CACHE_SECONDS", 300, minimum=1, maximum=86_400)
 # An unknown key id refetches the JWKS (key rotation) at most this often, so bogus kids cannot flood the IdP.
-MCP_JWT_JWKS_MIN_REFETCH_SECONDS = envint("MCP_JWT_JWKS_MIN_REFETCH_SECONDS", 30, minimum=0, maximum=3600)
+MCP_JWT_JWKS_MIN_REFETCH_SECONDS = int(TUNED["MCP_JWT_JWKS_MIN_REFETCH_SECONDS"])
 MCP_JWT_HTTP_TIMEOUT = envfloat("MCP_JWT_HTTP_TIMEOUT", 3.0, minimum=0.1, maximum=60.0)
 MCP_JWT_LEEWAY_SECONDS = envint("MCP_JWT_LEEWAY_SECONDS", 30, minimum=0, maximum=600)
 if MCP_JWT_ISSUER and not (MCP_JWT_AUDIENCE and MCP_JWT_JWKS_URL):
@@ -187,7 +190,7 @@ S3_READ_TIMEOUT = envfloat("S3_READ_TIMEOUT", 5.0, minimum=0.1, maximum=300.0)
 # Where S3 sources (add_source s3://bucket/prefix) are read from: empty is AWS; credentials come
 # from the usual places (environment, ~/.aws, an instance role).
 SOURCES_S3_ENDPOINT_URL = envstr("SOURCES_S3_ENDPOINT_URL", "") or None
-S3_MAX_ATTEMPTS = envint("S3_MAX_ATTEMPTS", 3, minimum=1, maximum=10)
+S3_MAX_ATTEMPTS = int(TUNED["S3_MAX_ATTEMPTS"])
 if CHUNK_STORE == "s3" and not S3_BUCKET:
     raise ImproperlyConfigured("S3_BUCKET is required when CHUNK_STORE=s3")
 GRAPH_BACKEND = envchoice("GRAPH_BACKEND", "postgres", ("postgres", "neo4j"))
@@ -225,9 +228,9 @@ EMBEDDING_QUERY_BACKEND = envchoice("EMBEDDING_QUERY_BACKEND", "onnx", ("onnx", 
 EMBEDDING_DOCUMENT_BACKEND = envchoice("EMBEDDING_DOCUMENT_BACKEND", "onnx-int8", ("onnx-int8", "torch"))
 # One: a search embeds its query while the full-text leg keeps another core busy, and two threads
 # then wait on each other (docs/benchmarks.md).
-EMBEDDING_QUERY_THREADS = envint("EMBEDDING_QUERY_THREADS", 1, minimum=1, maximum=64)
+EMBEDDING_QUERY_THREADS = int(TUNED["EMBEDDING_QUERY_THREADS"])
 # Query vectors kept in each process for queries asked again (paging, retries); 0 keeps none.
-EMBEDDING_QUERY_CACHE_SIZE = envint("EMBEDDING_QUERY_CACHE_SIZE", 512, minimum=0, maximum=100_000)
+EMBEDDING_QUERY_CACHE_SIZE = int(TUNED["EMBEDDING_QUERY_CACHE_SIZE"])
 EMBEDDING_CACHE_DIR = (
     Path(envstr("EMBEDDING_CACHE_DIR", str(MNEMOSYNE_DATA_DIR / "models"))).expanduser().resolve()
 )
@@ -237,7 +240,7 @@ CHUNK_OVERLAP_TOKENS = envint("CHUNK_OVERLAP_TOKENS", 40, minimum=0, maximum=256
 # explanation keeps its example; longer ones, and text under no heading, are cut at
 # CHUNK_MAX_TOKENS. 0 turns this off. The vector of a chunk longer than the model's window (256
 # tokens for MiniLM) sees its opening; the full-text index sees all of it.
-CHUNK_SECTION_TOKENS = envint("CHUNK_SECTION_TOKENS", 400, minimum=0, maximum=2048)
+CHUNK_SECTION_TOKENS = int(TUNED["CHUNK_SECTION_TOKENS"])
 if CHUNK_OVERLAP_TOKENS >= CHUNK_MAX_TOKENS:
     raise ImproperlyConfigured("CHUNK_OVERLAP_TOKENS must be smaller than CHUNK_MAX_TOKENS")
 # OCR (rapidocr-onnxruntime, offline) for PDF pages without a usable text layer and for image files:
@@ -245,7 +248,7 @@ if CHUNK_OVERLAP_TOKENS >= CHUNK_MAX_TOKENS:
 OCR = envchoice("OCR", "auto", ("auto", "off", "force"))
 # Resolution pages are read at for OCR; a scan of lower resolution is enlarged to it first
 # (word accuracy on 300 and 150 dpi scans: docs/benchmarks.md, "OCR").
-OCR_DPI = envint("OCR_DPI", 300, minimum=72, maximum=600)
+OCR_DPI = int(TUNED["OCR_DPI"])
 INGEST_MAX_FILE_BYTES = envint("INGEST_MAX_FILE_BYTES", 50 * 1024 * 1024, minimum=1)
 # upsert_item queues a document larger than this for a background worker and returns a job id.
 UPSERT_BACKGROUND_BYTES = envint("UPSERT_BACKGROUND_BYTES", 1024 * 1024, minimum=0)
@@ -255,17 +258,17 @@ UPSERT_BACKGROUND_BYTES = envint("UPSERT_BACKGROUND_BYTES", 1024 * 1024, minimum
 INGEST_ALLOW_PRIVATE_URLS = envbool("INGEST_ALLOW_PRIVATE_URLS", False)
 INGEST_FETCH_TIMEOUT = envfloat("INGEST_FETCH_TIMEOUT", 10.0, minimum=0.1, maximum=600.0)
 LOG_LEVEL = envchoice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
-SEARCH_HNSW_EF_SEARCH = envint("SEARCH_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
+SEARCH_HNSW_EF_SEARCH = int(TUNED["SEARCH_HNSW_EF_SEARCH"])
 # Fusion of the legs: "rrf" (reciprocal rank fusion, k = SEARCH_RRF_K) or "relative" (min-max
 # normalised scores, vector weighted by SEARCH_ALPHA, full text by 1 - SEARCH_ALPHA).
 # Defaults chosen on BEIR SciFact's train split (docs/benchmarks.md): relative fusion at alpha 0.5
 # beat RRF; the graph leg added nothing measurable, so its weight is 0 and it runs only when asked
 # for alone or given a weight.
 SEARCH_FUSION = envchoice("SEARCH_FUSION", "relative", ("rrf", "relative"))
-SEARCH_RRF_K = envint("SEARCH_RRF_K", 60, minimum=1, maximum=1000)
+SEARCH_RRF_K = int(TUNED["SEARCH_RRF_K"])
 SEARCH_ALPHA = envfloat("SEARCH_ALPHA", 0.5, minimum=0.0, maximum=1.0)
 SEARCH_GRAPH_WEIGHT = envfloat("SEARCH_GRAPH_WEIGHT", 0.0, minimum=0.0, maximum=1.0)
-SEARCH_GRAPH_HOPS = envint("SEARCH_GRAPH_HOPS", 1, minimum=1, maximum=2)
+SEARCH_GRAPH_HOPS = int(TUNED["SEARCH_GRAPH_HOPS"])
 # Reranking (off unless configured): an HTTP /rerank endpoint (TEI, Cohere or Jina style)
 # or a local cross-encoder directory.
 RERANK_URL = envstr("RERANK_URL", "")
@@ -280,15 +283,15 @@ if RERANK_URL and RERANK_MODEL_PATH:
 # Search results are cut to about this many tokens per response (clients cap tool results,
 # e.g. at 25,000 tokens); the rest is reachable with next_cursor.
 SEARCH_RESPONSE_TOKEN_BUDGET = envint("SEARCH_RESPONSE_TOKEN_BUDGET", 8000, minimum=500, maximum=100_000)
-SEARCH_BM25_K1 = envfloat("SEARCH_BM25_K1", 0.9, minimum=0.0, maximum=10.0)
-SEARCH_BM25_B = envfloat("SEARCH_BM25_B", 0.4, minimum=0.0, maximum=1.0)
+SEARCH_BM25_K1 = float(TUNED["SEARCH_BM25_K1"])
+SEARCH_BM25_B = float(TUNED["SEARCH_BM25_B"])
 # Postings read per query term, strongest first (see Posting.impact): bounds the full-text leg's
 # cost at any corpus size. Measured on SciFact in docs/benchmarks.md.
-SEARCH_BM25_TERM_POSTINGS = envint("SEARCH_BM25_TERM_POSTINGS", 1000, minimum=10, maximum=10_000_000)
+SEARCH_BM25_TERM_POSTINGS = int(TUNED["SEARCH_BM25_TERM_POSTINGS"])
 # The best candidates from those postings are then scored over all their query terms' postings.
-SEARCH_BM25_RESCORE = envint("SEARCH_BM25_RESCORE", 200, minimum=1, maximum=100_000)
+SEARCH_BM25_RESCORE = int(TUNED["SEARCH_BM25_RESCORE"])
 # Query terms scored, the rarest (highest IDF) first: a long text as a query costs what a sentence does.
-SEARCH_BM25_MAX_QUERY_TERMS = envint("SEARCH_BM25_MAX_QUERY_TERMS", 32, minimum=1, maximum=1024)
+SEARCH_BM25_MAX_QUERY_TERMS = int(TUNED["SEARCH_BM25_MAX_QUERY_TERMS"])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -375,7 +378,7 @@ DATABASE_ROUTERS = ["mnemosyne.lib.replicas.ReadRouter"]
 # A replica further behind the primary than this (seconds) is not read from until it catches up.
 DATABASE_REPLICA_MAX_LAG_SECONDS = envint("DATABASE_REPLICA_MAX_LAG_SECONDS", 10, minimum=0, maximum=86_400)
 # A replica that failed a search is not tried again for this long (seconds).
-DATABASE_REPLICA_RETRY_SECONDS = envint("DATABASE_REPLICA_RETRY_SECONDS", 30, minimum=1, maximum=3600)
+DATABASE_REPLICA_RETRY_SECONDS = int(TUNED["DATABASE_REPLICA_RETRY_SECONDS"])
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -70,7 +70,7 @@ def test_s3_refusing_connections_is_reported_and_recovered_from(tmp_path: Path, 
         "CHUNK_STORE": "s3",
         "S3_BUCKET": "faults",
         "S3_ENDPOINT_URL": f"http://127.0.0.1:{moto.port}",
-        "S3_MAX_ATTEMPTS": "1",
+        "TUNING": "s3_max_attempts=1",
         "S3_CONNECT_TIMEOUT": "1",
         "LOG_LEVEL": "warning",
     }
