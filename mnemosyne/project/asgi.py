@@ -136,7 +136,9 @@ async def single_worker_only(scope: Scope, receive: Receive, send: Send) -> None
     await response(scope, receive, send)
 
 
-def build_app() -> Starlette:
+def build_app(*, owns_process: bool = True) -> Starlette:
+    """The app. One that does not own its process (a test's, served in-process) leaves the
+    process's model, graph store, embedded PostgreSQL and tracing to whoever does."""
     tracing.configure()
     mcp = build_server()
     security = transport_security()
@@ -168,6 +170,10 @@ def build_app() -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if not owns_process:
+            async with plain.run(), streaming.run():
+                yield
+            return
         # Load the embedding model before accepting requests, so the first search is not the slow one.
         await anyio.to_thread.run_sync(get_embedder)
         try:
