@@ -10,13 +10,16 @@ both."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
+from django.test import override_settings
 
 import mnemosyne.embedding
 from mnemosyne.embedding import Embedder, get_embedder
@@ -110,6 +113,19 @@ def ingest_fixture_docs(
         [FIXTURES / "docs"], collection=col, report=lambda line: None, embedder=embedder, progress=False
     )
     return lib, col, summary
+
+
+@contextlib.contextmanager
+def committed_for_the_module(django_db_blocker: Any, shared_data_dir: Path) -> Iterator[None]:
+    """Rows a whole module's tests read, made once and committed (a search's legs read on
+    connections of their own), then flushed as a transactional test's teardown would flush them.
+    The module's tests are then plain `django_db` tests: what one of them writes is rolled back,
+    so the next finds the module's rows as they were made."""
+    with django_db_blocker.unblock(), override_settings(MNEMOSYNE_DATA_DIR=shared_data_dir):
+        try:
+            yield
+        finally:
+            call_command("flush", interactive=False, verbosity=0, reset_sequences=False)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,10 +1,13 @@
 """The real files of tests/fixtures/formats through ingest and search: each answers a question
-about itself in the first three hits, cited by its section (slide, sheet, chapter, symbol)."""
+about itself in the first three hits, cited by its section (slide, sheet, chapter, symbol). The
+files are ingested once for the module (tests/conftest.committed_for_the_module)."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,14 +17,26 @@ from mnemosyne.library.models import Chunk, ChunkKind, Item
 from mnemosyne.library.selectors import chunk_text
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.search.service import SearchRequest, search
+from tests.conftest import committed_for_the_module
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "formats"
 
 
-@pytest.fixture
-def libraries(tmp_path: Path, embedder: Embedder) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def libraries(
+    django_db_setup: None,
+    django_db_blocker: Any,
+    shared_data_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    embedder: Embedder,
+) -> Iterator[dict[str, str]]:
+    with committed_for_the_module(django_db_blocker, shared_data_dir):
+        yield _ingested(tmp_path_factory.mktemp("formats"), embedder)
+
+
+def _ingested(tmp_path: Path, embedder: Embedder) -> dict[str, str]:
     docs = tmp_path / "docs"
     shutil.copytree(FIXTURES, docs)
     (docs / "README.md").unlink()

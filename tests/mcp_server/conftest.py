@@ -72,7 +72,7 @@ def identity_server_url(
         "MCP_JWT_JWKS_URL": idp.url,
         "MCP_JWT_JWKS_CACHE_SECONDS": "3600",
         # Every unknown key id may refetch, so a rotation is seen at once (the interval is unit-tested).
-        "MCP_JWT_JWKS_MIN_REFETCH_SECONDS": "0",
+        "TUNING": "jwks_min_refetch_seconds=0",
         "MCP_ANONYMOUS_READ": "true",
         "MCP_ANONYMOUS_LIBRARIES": PUBLIC_LIBRARY_UID,
     }

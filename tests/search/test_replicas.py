@@ -55,7 +55,7 @@ def test_searches_read_the_replica_and_fall_back_to_the_primary(
     env = {
         "MCP_REQUIRE_AUTH": "false",
         "DATABASE_REPLICA_MAX_LAG_SECONDS": str(MAX_LAG_SECONDS),
-        "DATABASE_REPLICA_RETRY_SECONDS": "2",
+        "TUNING": "replica_retry_seconds=2",
     }
     with streaming_replica() as replica:
         env["DATABASE_REPLICA_URLS"] = replica.url

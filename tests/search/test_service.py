@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from mnemosyne.embedding import Embedder
@@ -11,17 +15,21 @@ from mnemosyne.library.errors import InvalidArgument, NotFound
 from mnemosyne.library.selectors import library_boundary
 from mnemosyne.search import legs, service
 from mnemosyne.search.service import SearchRequest, search
-from tests.conftest import ingest_fixture_docs
+from tests.conftest import committed_for_the_module, ingest_fixture_docs
 
-# Legs run in threads of their own, on connections of their own: the data must be committed.
-pytestmark = pytest.mark.django_db(transaction=True)
+# Legs run in threads of their own, on connections of their own: the corpus they read is committed,
+# once for the module (tests/conftest.committed_for_the_module); the tests only read it.
+pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def corpus(embedder: Embedder):
-    handbook = ingest_fixture_docs(embedder)
-    other = ingest_fixture_docs(embedder, library="Archive", collection="old", library_type="notes")
-    return handbook, other
+@pytest.fixture(scope="module")
+def corpus(
+    django_db_setup: None, django_db_blocker: Any, shared_data_dir: Path, embedder: Embedder
+) -> Iterator[Any]:
+    with committed_for_the_module(django_db_blocker, shared_data_dir):
+        handbook = ingest_fixture_docs(embedder)
+        other = ingest_fixture_docs(embedder, library="Archive", collection="old", library_type="notes")
+        yield handbook, other
 
 
 def top_titles(request: SearchRequest, embedder: Embedder) -> list[str]:
