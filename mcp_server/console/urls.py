@@ -2,7 +2,16 @@
 
 from django.urls import path
 
-from mcp_server.console import browse, changes, citations, ingestion_watch, sign_in, tokens, uploads
+from mcp_server.console import (
+    browse,
+    changes,
+    citations,
+    ingestion_watch,
+    playground,
+    sign_in,
+    tokens,
+    uploads,
+)
 
 app_name = "console"
 
@@ -24,6 +33,7 @@ urlpatterns = [
     path("sources/<str:uid>/sync", changes.sync_now, name="sync-now"),
     path("collections/<str:uid>/sources", changes.add_source, name="add-source"),
     path("ingestion/", ingestion_watch.ingestion, name="ingestion"),
+    path("playground/", playground.playground, name="playground"),
     path("tokens/", tokens.tokens, name="tokens"),
     path("tokens/<int:token_id>/revoke", tokens.revoke, name="revoke-token"),
     path("applications/<int:grant_id>/revoke", tokens.revoke_grant, name="revoke-grant"),

@@ -95,6 +95,11 @@ class SearchResult(BaseModel):
     legs_run: list[str] = Field(description="Search legs that ran for this query.")
     legs_not_run: dict[str, str] = Field(description="Requested legs that did not run, with the reason.")
     rerank: RerankInfo
+    leg_ms: dict[str, float] | None = Field(
+        default=None,
+        description="Milliseconds each leg took, when return_metadata has explain (named_ legs search "
+        "within the documents the question names).",
+    )
 
 
 class ChunkItem(BaseModel):

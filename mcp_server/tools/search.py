@@ -150,6 +150,11 @@ def search(caller: Principal, args: SearchArguments, page: Page) -> SearchResult
         legs_not_run=response.legs_not_run,
         fusion=response.fusion,
         rerank=RerankInfo(requested=args.rerank, applied=response.rerank_applied, note=response.rerank_note),
+        leg_ms=(
+            {leg: round(seconds * 1000, 1) for leg, seconds in response.leg_seconds.items()}
+            if "explain" in extras
+            else None
+        ),
     )
 
 

@@ -223,9 +223,12 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         for leg in wanted[1:]
     }
     found_by_leg: dict[str, legs.LegResult] = {}
+    leg_seconds: dict[str, float] = {}
     for leg in wanted:
         try:
-            found_by_leg[leg] = pending[leg].result() if leg in pending else _timed(leg, leg_query)
+            found_by_leg[leg], leg_seconds[leg] = (
+                pending[leg].result() if leg in pending else _timed(leg, leg_query)
+            )
         except GraphError as exc:
             # The graph is an optional signal: report it and go on with the other legs (the
             # graph store's watcher logs the outage once).
@@ -285,6 +288,7 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         rerank_note=rerank.note,
         fusion=describe_fusion(request.alpha),
         more=len(hits) > window or len(fused) > len(head),
+        leg_seconds=leg_seconds,
     )
 
 
@@ -301,7 +305,7 @@ def _vectors(chunks: Sequence[HitChunk]) -> np.ndarray:
 _LEG_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-leg")
 
 
-def _in_thread(leg: str, query: legs.LegQuery) -> legs.LegResult:
+def _in_thread(leg: str, query: legs.LegQuery) -> tuple[legs.LegResult, float]:
     # Pool threads keep their own database connection: bracketed as Django brackets a request,
     # so a stale one is replaced first and one past DATABASE_CONN_MAX_AGE closed after.
     close_old_connections()
@@ -311,7 +315,8 @@ def _in_thread(leg: str, query: legs.LegQuery) -> legs.LegResult:
         close_old_connections()
 
 
-def _timed(leg: str, query: legs.LegQuery) -> legs.LegResult:
+def _timed(leg: str, query: legs.LegQuery) -> tuple[legs.LegResult, float]:
+    """The leg's result and its seconds."""
     started = time.perf_counter()
     try:
         with tracer.start_as_current_span(f"mnemosyne.search.{leg}"):
@@ -319,8 +324,9 @@ def _timed(leg: str, query: legs.LegQuery) -> legs.LegResult:
     except Exception:
         LEG_FAILURES.labels(leg).inc()
         raise
-    LEG_SECONDS.labels(leg).observe(time.perf_counter() - started)
-    return found
+    seconds = time.perf_counter() - started
+    LEG_SECONDS.labels(leg).observe(seconds)
+    return found, seconds
 
 
 def describe_fusion(alpha: float | None) -> str:

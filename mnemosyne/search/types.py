@@ -91,3 +91,5 @@ class SearchResponse:
     fusion: str = ""
     # Whether results beyond this page may exist.
     more: bool = False
+    # How long each leg that ran took (the named_ legs: within the documents the question names).
+    leg_seconds: dict[str, float] = field(default_factory=dict)
