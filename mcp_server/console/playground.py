@@ -34,7 +34,8 @@ LEG_SCORES = {
 DEFAULT_LIMIT = 10
 # Always asked for: the playground shows why each hit ranks where it does.
 RETURN_METADATA = ["explain", "duplicates"]
-# Query words shorter than this, and these, are not highlighted: they say nothing of why a hit ranks.
+# Without full-text terms to go by, query words shorter than this, and these, are not marked: they
+# say nothing of why a hit ranks.
 MIN_HIGHLIGHT = 3
 UNMARKED = frozenset(
     (  # noqa: SIM905 - a list of words reads best as words
@@ -62,11 +63,21 @@ class Configuration:
         return json.dumps({"name": "search", "arguments": self.arguments}, indent=2, ensure_ascii=False)
 
 
+@dataclass(frozen=True)
+class LegRow:
+    name: str
+    scale: str
+    rank: int | None
+    score: float | None
+    # Its score's parts: (query term or concept, share), largest first.
+    parts: list[tuple[str, float]]
+
+
 @dataclass
 class HitRow:
     rank: int
     hit: dict[str, Any]
-    legs: list[tuple[str, str, int | None, float | None]]
+    legs: list[LegRow]
     preview: list[tuple[str, bool]]
     # Against the first configuration (the second column's hits): "up 2", "down 1", "same", "new";
     # the first column's hits the second has not: "not in B".
@@ -199,29 +210,36 @@ def _run(principal: Principal, column: Configuration) -> None:
         return
     column.result = answer.structured
     column.elapsed_ms = answer.meta.get("elapsed_ms")
-    terms = _terms(column.arguments["query"])
+    terms = _terms(column.arguments["query"], answer.structured["results"])
     column.rows = [_row(rank, hit, terms) for rank, hit in enumerate(answer.structured["results"], start=1)]
 
 
 def _row(rank: int, hit: dict[str, Any], terms: re.Pattern[str] | None) -> HitRow:
     explain = hit.get("explain") or {}
     found = explain.get("legs", {})
-    names = [*LEGS, *(leg for leg in found if leg not in LEGS)]
+    # What a leg's score is made of: the query's terms (full text), the concepts (graph).
+    parts = {"fulltext": explain.get("terms") or {}, "graph": explain.get("concepts") or {}}
     legs = [
-        (
-            leg,
-            LEG_SCORES.get(leg, ""),
-            found[leg]["rank"] if leg in found else None,
-            found[leg]["score"] if leg in found else None,
+        LegRow(
+            name=leg,
+            scale=LEG_SCORES.get(leg, ""),
+            rank=found[leg]["rank"] if leg in found else None,
+            score=found[leg]["score"] if leg in found else None,
+            parts=list(parts.get(leg, {}).items()),
         )
-        for leg in names
+        for leg in [*LEGS, *(leg for leg in found if leg not in LEGS)]
     ]
     return HitRow(rank=rank, hit=hit, legs=legs, preview=_highlighted(hit["text_preview"], terms))
 
 
-def _terms(query: str) -> re.Pattern[str] | None:
-    words = {
-        word.lower() for word in re.findall(r"\w+", query) if len(word) >= MIN_HIGHLIGHT or word.isdigit()
+def _terms(query: str, results: list[dict[str, Any]]) -> re.Pattern[str] | None:
+    """The words to mark: those starting with a term the full-text leg matched (as the index holds
+    it: "restor" marks restore and restoring); without any, the query's own words."""
+    matched = {term for hit in results for term in ((hit.get("explain") or {}).get("terms") or {})}
+    words = matched or {
+        word.lower()
+        for word in re.findall(r"\w+", query)
+        if (len(word) >= MIN_HIGHLIGHT or word.isdigit()) and word.lower() not in UNMARKED
     }
     if not words:
         return None

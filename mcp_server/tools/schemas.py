@@ -46,6 +46,15 @@ class Explain(BaseModel):
         description="The evidence of the chunk's page: its full text and its best chunks (0-1), weighted "
         "into the fused score.",
     )
+    terms: dict[str, float] | None = Field(
+        default=None,
+        description="Each query term (stemmed, as the index holds it) and its share of the full-text "
+        "(BM25) score; the shares add up to that leg's score.",
+    )
+    concepts: dict[str, float] | None = Field(
+        default=None,
+        description="The concepts through which the graph leg found the chunk, each with what it added.",
+    )
 
 
 class SearchHit(BaseModel):

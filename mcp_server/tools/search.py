@@ -133,6 +133,7 @@ def search(caller: Principal, args: SearchArguments, page: Page) -> SearchResult
             offset=page.offset,
             documents=_document_filter(args.documents),
             group_by=args.group_by,
+            explain="explain" in args.return_metadata,
         )
     )
     extras: set[str] = set(args.return_metadata)
@@ -204,6 +205,8 @@ def _hit(hit: service.RankedHit, extras: set[str]) -> SearchHit:
                 },
                 document=None if hit.document_score is None else round(hit.document_score, 6),
                 page=None if hit.page_score is None else round(hit.page_score, 6),
+                terms={term: round(share, 6) for term, share in hit.term_shares.items()} or None,
+                concepts={key: round(share, 6) for key, share in hit.concept_shares.items()} or None,
             )
             if "explain" in extras
             else None

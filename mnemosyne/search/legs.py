@@ -90,7 +90,7 @@ OPERATOR_EXACT_MATCHES = 5000
 # Per query term: w = IDF·(k1 + 1) and the length-normalisation constants; only the query's
 # SEARCH_BM25_MAX_QUERY_TERMS rarest terms (highest IDF) are scored, so a long text pasted as a
 # query costs what a sentence does (Lucene's MoreLikeThis keeps a text's 25 best terms likewise).
-_QUERY_TERMS = """
+QUERY_TERMS = """
     WITH stats AS (
         SELECT greatest(chunk_count, 1)::float8 AS n,
                greatest(total_length, 1)::float8 / greatest(chunk_count, 1) AS avgdl
@@ -151,7 +151,7 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
         )
         values |= {f"config_{index}": config for index, config in enumerate(filters.text_configs)}
         matching = f"WHERE p.chunk_id IN (SELECT id FROM library_chunk WHERE {matches})"
-    sql = f"""{_QUERY_TERMS}
+    sql = f"""{QUERY_TERMS}
         , candidates AS (
             SELECT p.chunk_id, {_SCORE} AS score
             FROM query_terms q
@@ -204,7 +204,7 @@ def _score_chunks(chunk_ids: list[int], where: str, values: dict[str, Any]) -> l
     """BM25 of the given chunks over all their query terms' postings (the primary key's index)."""
     if not chunk_ids:
         return []
-    sql = f"""{_QUERY_TERMS}
+    sql = f"""{QUERY_TERMS}
         SELECT p.chunk_id, {_SCORE} AS score
         FROM query_terms q
         JOIN library_posting p ON p.term_id = q.id AND p.chunk_id = ANY (%(chunk_ids)s) {where}
@@ -217,8 +217,9 @@ def _score_chunks(chunk_ids: list[int], where: str, values: dict[str, Any]) -> l
         return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
 
 
-def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
-    """Concepts named in the query, expanded through the concept graph, to the chunks mentioning them."""
+def graph_concepts(query: str, filters: Filters) -> list[tuple[str, float]]:
+    """The concepts the graph leg looks for: those the query names, expanded through the concept
+    graph, each with its weight."""
     store = get_graph_store()
     seeds = store.known_concepts(query_concepts(query))
     if not seeds:
@@ -226,9 +227,16 @@ def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float
     if filters.confined:
         # Edge weights count co-occurrences in every library: a confined caller's ranking must
         # not be shaped by chunks it cannot see, so it gets the query's own concepts only.
-        expanded = [(seed, 1.0) for seed in seeds[:GRAPH_EXPANSION_LIMIT]]
-    else:
-        expanded = store.expand(seeds, hops=settings.SEARCH_GRAPH_HOPS, limit=GRAPH_EXPANSION_LIMIT)
+        return [(seed, 1.0) for seed in seeds[:GRAPH_EXPANSION_LIMIT]]
+    return store.expand(seeds, hops=settings.SEARCH_GRAPH_HOPS, limit=GRAPH_EXPANSION_LIMIT)
+
+
+def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+    """Concepts named in the query, expanded through the concept graph, to the chunks mentioning them."""
+    expanded = graph_concepts(query, filters)
+    if not expanded:
+        return []
+    store = get_graph_store()
     found = store.chunks_mentioning(expanded, scope=filters, limit=limit)
     if (not filters.include_images or filters.item_ids is not None) and found:
         # The store knows libraries and collections, not images or documents: those are kept here.

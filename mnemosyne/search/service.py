@@ -29,7 +29,7 @@ from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.languages import text_search_config
 from mnemosyne.library.normalising import normalise_query
 from mnemosyne.library.services import validate_library_type
-from mnemosyne.search import evidence, glossary, legs, question_text
+from mnemosyne.search import evidence, glossary, leg_parts, legs, question_text
 from mnemosyne.search.documents import named_documents
 from mnemosyne.search.filters import Filters, documents_matching
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
@@ -280,6 +280,8 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
     if request.group_by is not None:
         hits = grouped(hits, request.group_by)
     page = hits[request.offset : window]
+    if request.explain:
+        page = _explained(page, leg_query)
     return SearchResponse(
         hits=page,
         legs_run=[leg for leg in found_by_leg if not leg.startswith("named_")],
@@ -290,6 +292,21 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         more=len(hits) > window or len(fused) > len(head),
         leg_seconds=leg_seconds,
     )
+
+
+def _explained(page: list[RankedHit], leg_query: legs.LegQuery) -> list[RankedHit]:
+    """The hits with what their full-text and graph scores are made of (leg_parts.py)."""
+    of_leg = {leg: [hit.chunk.id for hit in page if leg in hit.legs] for leg in ("fulltext", "graph")}
+    terms = leg_parts.term_shares(leg_query.text, leg_query.filters, of_leg["fulltext"])
+    concepts = (
+        leg_parts.concept_shares(leg_query.text, leg_query.filters, of_leg["graph"])
+        if of_leg["graph"]
+        else {}
+    )
+    return [
+        replace(hit, term_shares=terms.get(hit.chunk.id, {}), concept_shares=concepts.get(hit.chunk.id, {}))
+        for hit in page
+    ]
 
 
 def _vectors(chunks: Sequence[HitChunk]) -> np.ndarray:

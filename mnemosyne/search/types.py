@@ -43,6 +43,8 @@ class SearchRequest:
     documents: DocumentFilter | None = None
     # "page" or "item": one hit per page or per document, each its best chunk; None: chunks.
     group_by: str | None = None
+    # Also say what each hit's full-text and graph scores are made of (leg_parts.py).
+    explain: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,9 @@ class RankedHit:
     grouped: list[str] = field(default_factory=list)
     # uids of near-identical chunks folded into this one
     duplicates: list[str] = field(default_factory=list)
+    # With explain: each query term's share of its full-text score, each concept's of its graph score.
+    term_shares: dict[str, float] = field(default_factory=dict)
+    concept_shares: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

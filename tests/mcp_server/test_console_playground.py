@@ -66,16 +66,27 @@ def shown(html: str) -> list[dict[str, Any]]:
         uid, body = block
         legs = {
             leg: (rank, score)
-            for leg, rank, score in re.findall(
+            for leg, rank, score, _ in re.findall(
                 r'<tr><th scope="row">(\w+) <span class="muted">[^<]*</span></th>'
-                r'<td class="num">([^<]+)</td><td class="num">([^<]+)</td></tr>',
+                r'<td class="num">([^<]+)</td><td class="num">([^<]+)</td><td class="parts">(.*?)</td></tr>',
                 body,
             )
         }
+        terms = re.search(r'<th scope="row">fulltext .*?<td class="parts">(.*?)</td>', body)
+        assert terms
         fused = re.search(r'<dd class="fused">([^<]+)</dd>', body)
         score = re.search(r'<dd class="score">([^<]+)</dd>', body)
         assert fused and score
-        hits.append({"chunk_uid": uid, "legs": legs, "fused": fused.group(1), "score": score.group(1)})
+        parts = re.findall(r'<span class="part">(\S+) ([^<]+)</span>', terms.group(1))
+        hits.append(
+            {
+                "chunk_uid": uid,
+                "legs": legs,
+                "terms": dict(parts),
+                "fused": fused.group(1),
+                "score": score.group(1),
+            }
+        )
     return hits
 
 
@@ -94,6 +105,7 @@ def test_the_playground_shows_what_mcp_search_answers_the_same_person(reader: An
     for seen, hit in zip(on_page, answered["results"], strict=True):
         explain = hit["explain"]
         assert (seen["fused"], seen["score"]) == (str(explain["fused_score"]), str(hit["score"]))
+        assert seen["terms"] == {term: str(share) for term, share in (explain["terms"] or {}).items()}
         for leg, (rank, score) in seen["legs"].items():
             expected = explain["legs"].get(leg)
             assert (rank, score) == (

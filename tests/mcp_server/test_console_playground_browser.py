@@ -70,7 +70,11 @@ def test_a_person_reads_for_each_hit_what_mcp_search_answers_and_compares_two_se
                 cells = (
                     row.locator("table.explain tbody tr", has_text=leg).first.locator("td").all_inner_texts()
                 )
-                assert cells == [str(found["rank"]), str(found["score"])], leg
+                assert cells[:2] == [str(found["rank"]), str(found["score"])], leg
+            # The full-text score's parts: each query term's share, as MCP's explain gives them.
+            shares = hit["explain"]["terms"] or {}
+            fulltext = row.locator("table.explain tbody tr", has_text="fulltext").first
+            assert fulltext.locator(".part").all_inner_texts() == [f"{t} {v}" for t, v in shares.items()]
         assert "alpha=0.3" in page.locator("dl.facts").first.inner_text()
         assert page.locator("li.hit mark").count() > 0
         assert axe_violations(page) == []
