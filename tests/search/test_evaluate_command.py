@@ -110,6 +110,49 @@ def test_bad_arguments_are_refused_before_the_corpus_is_loaded(
     assert not Library.objects.filter(name="BEIR tiny").exists()
 
 
+def test_fail_under_exits_non_zero_naming_each_measure_below_its_threshold(dataset: Path) -> None:
+    # Every measure is 1.0 on this corpus: thresholds it meets pass.
+    assert evaluate(dataset, "--fail-under", "ndcg@10=1", "--fail-under", "mrr@10=0.5")["ndcg@10"] == 1.0
+    # Judge the tides question by the bees document: it is no longer answered first.
+    qrels = dataset / "qrels" / "train.tsv"
+    qrels.write_text(qrels.read_text().replace("q1\ttides\t1", "q1\tbees\t1"))
+    out = StringIO()
+    with pytest.raises(CommandError, match=r"^ndcg@10 0\.\d+ is under 0\.99; mrr@10 0\.\d+ is under 0\.99$"):
+        call_command(
+            "evaluate",
+            *("--dataset", str(dataset), "--split", "train"),
+            *(
+                "--fail-under",
+                "ndcg@10=0.99",
+                "--fail-under",
+                "mrr@10=0.99",
+                "--fail-under",
+                "recall@100=0.5",
+            ),
+            stdout=out,
+        )
+    # The measures are printed all the same, last.
+    printed = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert printed["ndcg@10"] < 0.99 and printed["mrr@10"] < 0.99 and printed["recall@100"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("threshold", "message"),
+    [
+        ("ndcg=0.7", "METRIC one of ndcg@10, recall@100, mrr@10"),
+        ("ndcg@10", "METRIC one of"),
+        ("ndcg@10=high", "'high' is not a number"),
+        ("ndcg@10=70", "70 is not between 0 and 1"),
+    ],
+)
+def test_a_threshold_that_cannot_be_read_is_refused_before_anything_runs(
+    dataset: Path, threshold: str, message: str
+) -> None:
+    with pytest.raises(CommandError, match=message):
+        evaluate(dataset, "--fail-under", threshold)
+    assert not Library.objects.filter(name="BEIR tiny").exists()
+
+
 def test_a_directory_that_is_not_a_beir_dataset_is_refused(dataset: Path) -> None:
     (dataset / "qrels" / "train.tsv").unlink()
     with pytest.raises(CommandError, match=r"not a BEIR dataset: .*train\.tsv is missing"):

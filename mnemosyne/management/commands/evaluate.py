@@ -1,12 +1,16 @@
 """python manage.py evaluate --dataset DIR [--split S] [--search-types T,T] [--alpha A] [--rerank] [--limit N]
+[--fail-under METRIC=VALUE ...]
 
 Loads a BEIR-layout dataset into a library of its own (once), runs every judged
 query of the split through the SearchService, and prints as its last line a JSON
-object with ndcg@10, recall@100, mrr@10, queries and latency_ms {p50, p95}.
+object with ndcg@10, recall@100, mrr@10, queries and latency_ms {p50, p95}. With
+--fail-under (for a team's CI) it then exits non-zero, naming each measure that fell
+below its threshold.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -44,6 +48,14 @@ class Command(BaseCommand):
             "default: the configured fusion.",
         )
         parser.add_argument(
+            "--fail-under",
+            action="append",
+            default=[],
+            metavar="METRIC=VALUE",
+            help=f"Exit non-zero when METRIC ({', '.join(MEASURES)}) is below VALUE, e.g. ndcg@10=0.70; "
+            "repeat for several.",
+        )
+        parser.add_argument(
             "--rerank",
             action="store_true",
             help="Rerank each query's fused head with the configured reranker (RERANK_URL or "
@@ -52,6 +64,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         require_current_schema()
+        thresholds = parse_thresholds(options["fail_under"])
         dataset = Dataset(options["dataset"])
         if options["rerank"] and get_reranker() is None:
             raise CommandError("--rerank needs a reranker: set RERANK_URL or RERANK_MODEL_PATH")
@@ -93,3 +106,34 @@ class Command(BaseCommand):
         except LibraryError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(result.as_json())
+        measured = json.loads(result.as_json())
+        below = [
+            f"{metric} {measured[metric]} is under {floor}"
+            for metric, floor in thresholds.items()
+            if measured[metric] < floor
+        ]
+        if below:
+            raise CommandError("; ".join(below))
+
+
+# The measures a threshold may name: those the last line reports.
+MEASURES = ("ndcg@10", "recall@100", "mrr@10")
+
+
+def parse_thresholds(given: list[str]) -> dict[str, float]:
+    """METRIC=VALUE pairs; CommandError, naming the one at fault, before anything runs."""
+    thresholds: dict[str, float] = {}
+    for text in given:
+        metric, sep, value = (part.strip() for part in text.partition("="))
+        if not sep or metric not in MEASURES:
+            raise CommandError(
+                f"--fail-under takes METRIC=VALUE with METRIC one of {', '.join(MEASURES)}; got {text!r}"
+            )
+        try:
+            floor = float(value)
+        except ValueError:
+            raise CommandError(f"--fail-under {metric}: {value!r} is not a number") from None
+        if not 0 <= floor <= 1:
+            raise CommandError(f"--fail-under {metric}: {floor:g} is not between 0 and 1")
+        thresholds[metric] = floor
+    return thresholds
