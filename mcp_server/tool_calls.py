@@ -32,6 +32,7 @@ from mnemosyne.embedding import EmbeddingError
 from mnemosyne.graph import GraphError
 from mnemosyne.lib import outages
 from mnemosyne.lib.outages import Dependency
+from mnemosyne.library import query_log
 from mnemosyne.library.errors import LibraryError
 from mnemosyne.library.selectors import library_boundary
 from mnemosyne.storage import StorageError
@@ -72,12 +73,18 @@ def execute(call: ToolCall) -> ToolAnswer:
         raise RuntimeError(f"a call of {spec.name} decided for another tool")
     principal = call.allowed.principal
     outcome = "error"
+    answer: ToolAnswer | None = None
+    refused = ""
     try:
         answer = _run(spec, call, started)
         outcome = "error" if answer.is_error else "ok"
         return answer
+    except InvalidToolArguments as exc:
+        refused = str(exc)
+        raise
     finally:
         elapsed = time.perf_counter() - started
+        query_log.record(logged_call(call, answer, refused, elapsed))
         TOOL_INVOCATIONS.labels(tool=spec.name, status=outcome).inc()
         TOOL_DURATION.labels(tool=spec.name).observe(elapsed)
         # One line per call: which tool, which kind of caller, how it went; never the arguments.
@@ -98,6 +105,40 @@ def execute(call: ToolCall) -> ToolAnswer:
         )
         if spec.writes:
             _audit(call, spec, outcome)
+
+
+def logged_call(call: ToolCall, answer: ToolAnswer | None, refused: str, seconds: float) -> query_log.Call:
+    """The call as the query log keeps it: a search's query, hits and best score; the library it
+    named, or else its best hit's."""
+    principal = call.allowed.principal
+    arguments = call.arguments
+    results = (answer.structured or {}).get("results") if answer is not None and not answer.is_error else None
+    results = results if isinstance(results, list) else None
+    library = arguments.get("library_uid")
+    if not isinstance(library, str) and results:
+        library = (results[0].get("library") or {}).get("uid")
+    caller = (
+        principal.actor if principal.token is None else f"{principal.actor} (token {principal.token.name})"
+    )
+    if refused:
+        outcome, reason = "invalid", refused
+    elif answer is None:
+        outcome, reason = "error", "internal error"
+    else:
+        outcome, reason = ("error", answer.text) if answer.is_error else ("ok", "")
+    query = arguments.get("query")
+    return query_log.Call(
+        tool=call.spec.name,
+        transport=call.allowed.transport,
+        caller=caller,
+        library_uid=library if isinstance(library, str) else None,
+        query=query if isinstance(query, str) else "",
+        hits=None if results is None else len(results),
+        top_score=float(results[0]["score"]) if results else None,
+        ms=seconds * 1000,
+        outcome=outcome,
+        reason=reason,
+    )
 
 
 def _run(spec: ToolSpec, call: ToolCall, started: float) -> ToolAnswer:

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from mcp_server.console import (
+    activity,
     browse,
     changes,
     citations,
@@ -34,6 +35,7 @@ urlpatterns = [
     path("collections/<str:uid>/sources", changes.add_source, name="add-source"),
     path("ingestion/", ingestion_watch.ingestion, name="ingestion"),
     path("playground/", playground.playground, name="playground"),
+    path("activity/", activity.activity, name="activity"),
     path("tokens/", tokens.tokens, name="tokens"),
     path("tokens/<int:token_id>/revoke", tokens.revoke, name="revoke-token"),
     path("applications/<int:grant_id>/revoke", tokens.revoke_grant, name="revoke-grant"),

@@ -2,7 +2,8 @@
 heartbeat row every BEAT_SECONDS from a thread of its own, started when the app loads in that
 process (mnemosyne/apps.py), and removes it when it exits. A row seen within ALIVE_SECONDS is a
 worker alive — idle or working; a process killed outright leaves a row that simply goes stale.
-Read by the console's ingestion view."""
+Read by the console's ingestion view. The same thread keeps the query log to QUERY_LOG_DAYS
+(library/query_log.prune), every PRUNE_SECONDS."""
 
 from __future__ import annotations
 
@@ -12,17 +13,20 @@ import os
 import signal
 import socket
 import threading
+import time
 from datetime import datetime, timedelta
 
 from django.db import connection
 from django.utils import timezone
 
+from mnemosyne.library import query_log
 from mnemosyne.library.models import WorkerBeat
 
 logger = logging.getLogger(__name__)
 
 BEAT_SECONDS = 10.0
 ALIVE_SECONDS = 30.0
+PRUNE_SECONDS = 3600.0
 _started = threading.Event()
 
 
@@ -53,11 +57,17 @@ def _beat(stopped: threading.Event) -> None:
     while signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         if stopped.wait(0.1):
             return
+    pruned_at = -PRUNE_SECONDS
     while not stopped.is_set():
         try:
             WorkerBeat.objects.update_or_create(name=me, defaults={"seen_at": timezone.now()})
+            if time.monotonic() - pruned_at >= PRUNE_SECONDS:
+                removed = query_log.prune()
+                pruned_at = time.monotonic()
+                if removed:
+                    logger.info("the query log: %d rows older than QUERY_LOG_DAYS removed", removed)
         except Exception:  # the database away for a while: the next beat tries again
-            logger.warning("the worker's heartbeat could not be written", exc_info=True)
+            logger.warning("the worker's heartbeat (or the query log's pruning) failed", exc_info=True)
         finally:
             connection.close()
         stopped.wait(BEAT_SECONDS)

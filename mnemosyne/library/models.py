@@ -46,6 +46,10 @@ class Library(models.Model):
     # recorded at the first write; "" until then. Queries must be embedded by the same model.
     embedding_model = models.CharField(max_length=500, blank=True, default="")
     embedding_dimensions = models.PositiveIntegerField(null=True, blank=True)
+    # Whether calls that read it are kept in the query log (query_log.py; QUERY_LOG_DAYS).
+    log_queries = models.BooleanField(
+        default=True, help_text="Keep the searches of this library in the query log (QUERY_LOG_DAYS)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -335,3 +339,29 @@ class WorkerBeat(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class QueryLog(models.Model):
+    """One tool call, as the activity views show it (query_log.py): who, over what, on which
+    library, what was asked and how it went. Kept QUERY_LOG_DAYS; a library can opt out."""
+
+    at = models.DateTimeField(db_index=True)
+    tool = models.CharField(max_length=64)
+    transport = models.CharField(max_length=16)
+    # The token's name and owner, the signed-in person, "jwt:<sub>", "anonymous" or "local".
+    caller = models.CharField(max_length=200)
+    # The library the call named, or else that of its best hit; null when neither (staff see it).
+    library = models.ForeignKey(Library, null=True, on_delete=models.CASCADE, related_name="+")
+    query = models.TextField(blank=True, default="")
+    hits = models.IntegerField(null=True)
+    top_score = models.FloatField(null=True)
+    ms = models.FloatField()
+    # ok, error (the tool answered with an error), invalid (its arguments were refused)
+    outcome = models.CharField(max_length=16)
+    reason = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["library", "at"], name="querylog_library_at")]
+
+    def __str__(self) -> str:
+        return f"{self.tool} {self.at:%Y-%m-%d %H:%M:%S}"

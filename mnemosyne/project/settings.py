@@ -282,6 +282,9 @@ if RERANK_URL and RERANK_MODEL_PATH:
     raise ImproperlyConfigured("set RERANK_URL or RERANK_MODEL_PATH, not both")
 # Search results are cut to about this many tokens per response (clients cap tool results,
 # e.g. at 25,000 tokens); the rest is reachable with next_cursor.
+# Days the query log keeps each tool call (query_log.py, the console's activity views); 0 keeps
+# none and writes none. A library can opt out (Library.log_queries).
+QUERY_LOG_DAYS = envint("QUERY_LOG_DAYS", 30, minimum=0, maximum=3650)
 SEARCH_RESPONSE_TOKEN_BUDGET = envint("SEARCH_RESPONSE_TOKEN_BUDGET", 8000, minimum=500, maximum=100_000)
 SEARCH_BM25_K1 = float(TUNED["SEARCH_BM25_K1"])
 SEARCH_BM25_B = float(TUNED["SEARCH_BM25_B"])

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import IO
 
@@ -14,6 +15,7 @@ import psycopg
 import pytest
 from django.db import connection
 from django.tasks import TaskResultStatus
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from mnemosyne.embedding import Embedder
@@ -21,7 +23,7 @@ from mnemosyne.graph.models import Mention
 from mnemosyne.ingestion import worker_beats
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.ingestion.tasks import enqueue_paths
-from mnemosyne.library.models import Chunk, EmbeddingStatus, Item, Posting, WorkerBeat
+from mnemosyne.library.models import Chunk, EmbeddingStatus, Item, Posting, QueryLog, WorkerBeat
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.storage import get_chunk_store
 from tests.servers import ROOT, child_env, database_url
@@ -100,10 +102,24 @@ def test_a_worker_ingests_the_enqueued_files(tmp_path: Path, start_worker) -> No
 
 
 def test_a_worker_says_it_is_alive_while_idle_and_goes_when_it_stops(start_worker) -> None:
+    # A query-log row past QUERY_LOG_DAYS (30), and one within it: the worker keeps the log.
+    old, recent = (
+        QueryLog.objects.create(
+            at=timezone.now() - timedelta(days=age),
+            tool="search",
+            transport="http",
+            caller="c",
+            ms=1.0,
+            outcome="ok",
+        )
+        for age in (31, 1)
+    )
     worker = start_worker()  # no task queued: it only polls
     _wait_for(lambda: len(worker_beats.alive()) == 1, "the worker's first heartbeat", worker)
     (beat,) = worker_beats.alive()
     assert beat.name.endswith(f":{worker.pid}")
+    _wait_for(lambda: not QueryLog.objects.filter(pk=old.pk).exists(), "the query log pruned", worker)
+    assert QueryLog.objects.filter(pk=recent.pk).exists()
     worker.send_signal(signal.SIGINT)  # Ctrl-C: the worker finishes and exits
     worker.wait(timeout=60)
     assert not WorkerBeat.objects.exists()  # removed as it exited

@@ -1,7 +1,8 @@
-"""The playground in Chromium (Playwright) against uvicorn over real HTTP, under
-LIBRARY_ACCESS=grants: the numbers a person reads for each hit are those MCP `search` with
-`return_metadata: ["explain"]` gives an MCP client of theirs; two configurations side by side with
-the moves marked; a bad value said in words; axe-core on the page; the docs' screenshot."""
+"""The console's search views in Chromium (Playwright) against uvicorn over real HTTP, under
+LIBRARY_ACCESS=grants. The playground: the numbers a person reads for each hit are those MCP
+`search` with `return_metadata: ["explain"]` gives an MCP client of theirs; two configurations side
+by side with the moves marked; a bad value said in words. The activity views: a staff member reads
+the calls just made over MCP. axe-core on each page; the docs' screenshots."""
 
 from __future__ import annotations
 
@@ -99,3 +100,37 @@ def test_a_person_reads_for_each_hit_what_mcp_search_answers_and_compares_two_se
         page.fill("#alpha", "lots")
         page.click("form.playground-form button[type=submit]")
         assert "alpha must be a number from 0 to 1" in page.locator("[role=alert]").first.inner_text()
+
+
+def test_staff_read_the_calls_just_made_over_mcp_in_the_activity_views(
+    server: tuple[str, Path], embedder: Embedder, settings: Any
+) -> None:
+    base, data_dir = server
+    settings.MNEMOSYNE_DATA_DIR = data_dir
+    handbook, _, _ = ingest_fixture_docs(embedder)
+    person = User.objects.create_user("ola", password=PASSWORD)
+    grant(library=handbook, role=Role.READER, user=person, actor="test")
+    _, token = create_token(user=person, name="desk", scopes=["read"])
+    for query in ("restore the database from a dump", "qqzx nothing here"):
+        post(
+            base,
+            rpc(
+                "tools/call", {"name": "search", "arguments": {"query": query, "search_types": ["fulltext"]}}
+            ),
+            token,
+        )
+    User.objects.create_user("stan", password=PASSWORD, is_staff=True)
+
+    with chromium() as browser:
+        page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        page.goto(f"{base}/console/activity/")
+        page.fill("#id_username", "stan")
+        page.fill("#id_password", PASSWORD)
+        page.click("main button[type=submit]")
+        page.wait_for_selector("h1:has-text('Activity')")
+        assert "qqzx nothing here" in page.locator("table[aria-labelledby=nothing-found]").inner_text()
+        recent = page.locator("table[aria-labelledby=recent]").inner_text()
+        assert "restore the database from a dump" in recent and "ola (token desk)" in recent
+        assert page.locator("figure.chart rect").count() >= 1
+        assert axe_violations(page) == []
+        screenshot(page, "console-activity")

@@ -1,0 +1,149 @@
+"""The query log (mnemosyne/library/query_log.py) and the console's activity views, in-process:
+each tool call over MCP leaves one row (who, over what, which library, the query, hits, best score,
+time, outcome); a library that opted out and QUERY_LOG_DAYS=0 leave none; old rows are pruned;
+staff see every row, a library's manager only their libraries', anyone else is told no."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils import timezone
+
+from mcp_server.auth.library_access import Role
+from mcp_server.auth.library_grants import grant
+from mcp_server.auth.services import create_token
+from mnemosyne.embedding import get_embedder
+from mnemosyne.library import query_log
+from mnemosyne.library.models import Library, QueryLog
+from tests.conftest import ingest_fixture_docs
+from tests.mcp_server.clients import JSON_HEADERS, modern, run
+from tests.mcp_server.in_process import asgi_client
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def world(settings: Any) -> dict[str, Any]:
+    settings.LIBRARY_ACCESS = "grants"
+    settings.QUERY_LOG_DAYS = 30
+    handbook, _, _ = ingest_fixture_docs(get_embedder())
+    archive, _, _ = ingest_fixture_docs(get_embedder(), library="Archive", collection="old")
+    people = {
+        name: User.objects.create_user(name, password="a long test password")
+        for name in ("ann", "max", "rob")
+    }
+    grant(library=handbook, role=Role.MANAGER, user=people["max"], actor="test")
+    grant(library=handbook, role=Role.READER, user=people["rob"], actor="test")
+    grant(library=archive, role=Role.READER, user=people["ann"], actor="test")
+    grant(library=handbook, role=Role.READER, user=people["ann"], actor="test")
+    _, token = create_token(user=people["ann"], name="laptop", scopes=["read"])
+    return {"handbook": handbook, "archive": archive, "people": people, "token": token}
+
+
+def call(token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    body, headers = modern("tools/call", {"name": tool, "arguments": arguments}, tool)
+
+    async def scenario() -> dict[str, Any]:
+        async with asgi_client() as client:
+            sent = {**JSON_HEADERS, **headers, "Authorization": f"Bearer {token}"}
+            return dict((await client.post("/mcp/", content=json.dumps(body), headers=sent)).json())
+
+    return run(scenario)
+
+
+def test_each_call_leaves_one_row_saying_who_what_and_how_it_went(world: dict[str, Any]) -> None:
+    answer = call(
+        world["token"], "search", {"query": "restore the database", "library_uid": world["archive"].uid}
+    )
+    best = answer["result"]["structuredContent"]["results"]
+    call(world["token"], "list_libraries", {})
+    call(world["token"], "search", {"query": "x", "limit": 1000})
+    search, listing, refused = QueryLog.objects.order_by("at")
+    assert (search.tool, search.transport, search.caller, search.library_id) == (
+        "search",
+        "http",
+        "ann (token laptop)",
+        world["archive"].pk,
+    )
+    assert (search.query, search.hits, search.top_score, search.outcome) == (
+        "restore the database",
+        len(best),
+        best[0]["score"],
+        "ok",
+    )
+    assert search.ms > 0
+    assert (listing.tool, listing.query, listing.hits, listing.library_id) == (
+        "list_libraries",
+        "",
+        None,
+        None,
+    )
+    assert refused.outcome == "invalid" and "limit" in refused.reason
+
+
+def test_a_library_that_opted_out_and_a_log_turned_off_keep_nothing(
+    world: dict[str, Any], settings: Any
+) -> None:
+    Library.objects.filter(pk=world["archive"].pk).update(log_queries=False)
+    query_log._libraries = query_log._Libraries()  # as a process started after the change would read it
+    call(world["token"], "search", {"query": "restore", "library_uid": world["archive"].uid})
+    assert not QueryLog.objects.exists()
+    call(world["token"], "search", {"query": "restore", "library_uid": world["handbook"].uid})
+    assert QueryLog.objects.count() == 1
+    settings.QUERY_LOG_DAYS = 0
+    call(world["token"], "search", {"query": "restore", "library_uid": world["handbook"].uid})
+    assert QueryLog.objects.count() == 1
+
+
+def test_rows_older_than_query_log_days_are_pruned(world: dict[str, Any], settings: Any) -> None:
+    for age in (40, 31, 29, 1):
+        QueryLog.objects.create(
+            at=timezone.now() - timedelta(days=age),
+            tool="search",
+            transport="http",
+            caller="c",
+            ms=1,
+            outcome="ok",
+        )
+    assert query_log.prune() == 2
+    assert QueryLog.objects.count() == 2
+    settings.QUERY_LOG_DAYS = 0
+    assert query_log.prune() == 2 and not QueryLog.objects.exists()
+
+
+def page(person: User, **params: str) -> Any:
+    client = Client()
+    client.force_login(person)
+    return client.get("/console/activity/", params)
+
+
+def test_staff_see_every_call_a_manager_only_their_librarys_and_a_reader_none(world: dict[str, Any]) -> None:
+    secret = "<script>alert('archive salaries')</script>"
+    call(world["token"], "search", {"query": secret, "library_uid": world["archive"].uid})
+    call(world["token"], "search", {"query": "restore the database", "library_uid": world["handbook"].uid})
+    call(
+        world["token"],
+        "search",
+        {"query": "zzqx nothing matches", "library_uid": world["handbook"].uid, "search_types": ["fulltext"]},
+    )
+    staff = User.objects.create_user("sam", password="a long test password", is_staff=True)
+
+    everything = page(staff).content.decode()
+    assert "archive salaries" in everything and secret not in everything  # shown as text, never run
+    assert "restore the database" in everything and "zzqx nothing matches" in everything
+    assert '<th scope="row">search</th><td class="num">3</td>' in everything
+
+    managed = page(world["people"]["max"]).content.decode()
+    assert "restore the database" in managed and "archive salaries" not in managed
+    nothing_found = managed.split('id="nothing-found"')[1].split("<h2")[0]
+    assert "zzqx nothing matches" in nothing_found and "restore the database" not in nothing_found
+
+    refused = page(world["people"]["rob"])
+    assert refused.status_code == 403
+    assert "restore the database" not in refused.content.decode()
+    assert "shown to staff, and to a library&#x27;s managers" in refused.content.decode()
