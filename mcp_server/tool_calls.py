@@ -84,7 +84,7 @@ def execute(call: ToolCall) -> ToolAnswer:
         raise
     finally:
         elapsed = time.perf_counter() - started
-        query_log.record(logged_call(call, answer, refused, elapsed))
+        _keep(call, answer, refused, elapsed)
         TOOL_INVOCATIONS.labels(tool=spec.name, status=outcome).inc()
         TOOL_DURATION.labels(tool=spec.name).observe(elapsed)
         # One line per call: which tool, which kind of caller, how it went; never the arguments.
@@ -105,6 +105,16 @@ def execute(call: ToolCall) -> ToolAnswer:
         )
         if spec.writes:
             _audit(call, spec, outcome)
+
+
+def _keep(call: ToolCall, answer: ToolAnswer | None, refused: str, seconds: float) -> None:
+    """The call into the query log; whatever goes wrong there is logged and never fails the call."""
+    if not query_log.enabled():
+        return
+    try:
+        query_log.record(logged_call(call, answer, refused, seconds))
+    except Exception:
+        logger.exception("tool %s: the call could not be described for the query log", call.spec.name)
 
 
 def logged_call(call: ToolCall, answer: ToolAnswer | None, refused: str, seconds: float) -> query_log.Call:

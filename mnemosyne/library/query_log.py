@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.utils import timezone
 
 from mnemosyne.library.models import Library, QueryLog
@@ -85,6 +86,9 @@ def record(call: Call) -> None:
             outcome=call.outcome[:16],
             reason=call.reason[:200],
         )
+    except DatabaseError:
+        # The database is away: the call path reports the outage (once); the row is let go.
+        return
     except Exception:
         logger.exception("a tool call could not be written to the query log")
 

@@ -147,3 +147,15 @@ def test_staff_see_every_call_a_manager_only_their_librarys_and_a_reader_none(wo
     assert refused.status_code == 403
     assert "restore the database" not in refused.content.decode()
     assert "shown to staff, and to a library&#x27;s managers" in refused.content.decode()
+
+
+def test_a_log_that_cannot_be_written_never_fails_the_call(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(**fields: Any) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(QueryLog.objects, "create", broken)
+    answer = call(world["token"], "search", {"query": "restore the database"})
+    assert answer["result"]["structuredContent"]["results"]
+    assert "could not be written to the query log" in caplog.text
