@@ -1,19 +1,18 @@
 """The activity views: the query log (mnemosyne/library/query_log.py) as a person who may see it
 reads it — staff everything, a library's managers the calls on their libraries only: recent calls,
 searches that found nothing and those whose best hit scored lowest, the slowest, calls per tool
-with their latency percentiles, calls per day, and errors by reason. Read from PostgreSQL."""
+with their latency percentiles, calls per day (from the day roll-ups and today's calls), and
+errors by reason. Read from PostgreSQL."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db import connection
 from django.db.models import Count, QuerySet
-from django.db.models.functions import TruncDate
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -21,6 +20,7 @@ from django.utils import timezone
 from mcp_server.auth.library_access import reach_of
 from mcp_server.auth.principal import Principal
 from mcp_server.console.access import console_view
+from mnemosyne.library import query_log
 from mnemosyne.library.models import QueryLog
 
 ROWS = 30
@@ -40,7 +40,7 @@ class DayBar:
 
 @console_view
 def activity(request: HttpRequest, principal: Principal) -> HttpResponse:
-    rows = _visible(request)
+    rows, libraries = _visible(request)
     asked = request.GET.get("days", "7")
     days = int(asked) if asked in {str(choice) for choice in DAYS} else 7
     since = timezone.now() - timedelta(days=days)
@@ -55,14 +55,14 @@ def activity(request: HttpRequest, principal: Principal) -> HttpResponse:
             searches.filter(hits__gt=0).select_related("library").order_by("top_score", "-at")[:ROWS]
         ),
         "slowest": list(window.select_related("library").order_by("-ms")[:ROWS]),
-        "per_tool": _per_tool(window),
+        "per_tool": (loads := query_log.load(days, libraries))[0],
         "errors": list(
             window.exclude(outcome="ok")
             .values("tool", "outcome", "reason")
             .annotate(calls=Count("id"))
             .order_by("-calls", "tool")[:ROWS]
         ),
-        "chart": (chart := _per_day(window)),
+        "chart": (chart := _bars(loads[1])),
         "chart_width": max(1, len(chart)) * BAR_STEP,
         "chart_height": CHART_HEIGHT,
         "kept_days": settings.QUERY_LOG_DAYS,
@@ -70,52 +70,27 @@ def activity(request: HttpRequest, principal: Principal) -> HttpResponse:
     return render(request, "console/activity.html", context)
 
 
-def _visible(request: HttpRequest) -> QuerySet[QueryLog]:
-    """Every row for staff; a manager's libraries' rows for a manager; refused for anyone else."""
-    if request.user.is_staff:
-        return QueryLog.objects.all()
-    managed = reach_of(request.user).managed
+def _visible(request: HttpRequest) -> tuple[QuerySet[QueryLog], frozenset[int] | None]:
+    """Every row for staff; a manager's libraries' rows for a manager (and those libraries);
+    refused for anyone else."""
+    managed = None if request.user.is_staff else reach_of(request.user).managed
     if managed is None:
-        return QueryLog.objects.all()
+        return QueryLog.objects.all(), None
     if not managed:
         raise PermissionDenied(
             "The query log is shown to staff, and to a library's managers for their libraries."
         )
-    return QueryLog.objects.filter(library_id__in=managed)
+    return QueryLog.objects.filter(library_id__in=managed), managed
 
 
-def _per_tool(window: QuerySet[QueryLog]) -> list[dict[str, Any]]:
-    """Calls, errors and latency percentiles per tool, in one query."""
-    sql, params = window.values("tool", "ms", "outcome").query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT tool, count(*),
-                   count(*) FILTER (WHERE outcome <> 'ok'),
-                   percentile_cont(0.5) WITHIN GROUP (ORDER BY ms),
-                   percentile_cont(0.95) WITHIN GROUP (ORDER BY ms)
-            FROM ({sql}) AS calls GROUP BY tool ORDER BY count(*) DESC, tool
-            """,
-            params,
+def _bars(per_day: list[tuple[date, int]]) -> list[DayBar]:
+    most = max((calls for _, calls in per_day), default=0)
+    bars = []
+    for index, (day, calls) in enumerate(per_day):
+        height = max(1, round(CHART_HEIGHT * calls / most)) if most else 0
+        bars.append(
+            DayBar(
+                day=day.isoformat(), calls=calls, height=height, x=index * BAR_STEP, y=CHART_HEIGHT - height
+            )
         )
-        return [
-            {"tool": tool, "calls": calls, "errors": errors, "p50": round(p50, 1), "p95": round(p95, 1)}
-            for tool, calls, errors, p50, p95 in cursor
-        ]
-
-
-def _per_day(window: QuerySet[QueryLog]) -> list[DayBar]:
-    counts = list(
-        window.annotate(day=TruncDate("at")).values("day").annotate(calls=Count("id")).order_by("day")
-    )
-    most = max((row["calls"] for row in counts), default=0)
-    return [
-        DayBar(
-            day=row["day"].isoformat(),
-            calls=row["calls"],
-            height=max(1, round(CHART_HEIGHT * row["calls"] / most)) if most else 0,
-            x=index * BAR_STEP,
-            y=CHART_HEIGHT - (max(1, round(CHART_HEIGHT * row["calls"] / most)) if most else 0),
-        )
-        for index, row in enumerate(counts)
-    ]
+    return bars

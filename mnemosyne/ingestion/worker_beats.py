@@ -2,8 +2,8 @@
 heartbeat row every BEAT_SECONDS from a thread of its own, started when the app loads in that
 process (mnemosyne/apps.py), and removes it when it exits. A row seen within ALIVE_SECONDS is a
 worker alive — idle or working; a process killed outright leaves a row that simply goes stale.
-Read by the console's ingestion view. The same thread keeps the query log to QUERY_LOG_DAYS
-(library/query_log.prune), every PRUNE_SECONDS."""
+Read by the console's ingestion view. The same thread rolls the query log's past days up and
+keeps it to QUERY_LOG_DAYS (library/query_log.roll_up, prune), every PRUNE_SECONDS."""
 
 from __future__ import annotations
 
@@ -62,6 +62,7 @@ def _beat(stopped: threading.Event) -> None:
         try:
             WorkerBeat.objects.update_or_create(name=me, defaults={"seen_at": timezone.now()})
             if time.monotonic() - pruned_at >= PRUNE_SECONDS:
+                query_log.roll_up()
                 removed = query_log.prune()
                 pruned_at = time.monotonic()
                 if removed:

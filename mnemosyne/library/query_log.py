@@ -2,21 +2,29 @@
 many hits, the best score, how long, how it went), kept QUERY_LOG_DAYS days — none written when
 that is 0 — and never for a library that opted out (Library.log_queries). Written by the tool-call
 path after each call, read by the console's activity views, pruned by the background worker.
-A row that cannot be written is logged and the call goes on: the log never fails a call."""
+A row that cannot be written is logged and the call goes on: the log never fails a call.
+
+Each past day is also rolled up by the worker (roll_up: calls and errors per tool, library and
+latency bucket), so the views' counts and percentiles over a month read the day rows and today's
+calls, not a million rows; a percentile is then the upper edge of its latency bucket."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, datetime, timedelta
+from datetime import time as clock
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
+from django.db.models import Q
 from django.utils import timezone
 
-from mnemosyne.library.models import Library, QueryLog
+from mnemosyne.library.models import Library, QueryLog, QueryLogDay
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +33,8 @@ LIBRARIES_SECONDS = 60.0
 # Rows removed per statement when pruning, so a large backlog never holds a long lock.
 PRUNE_BATCH = 10_000
 QUERY_CHARS = 2000
+# Latency buckets (ms) of the day rows; a percentile reads as the upper edge of its bucket.
+LATENCY_EDGES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 30000)
 
 
 @dataclass(frozen=True)
@@ -94,11 +104,113 @@ def record(call: Call) -> None:
 
 
 def prune() -> int:
-    """Remove the rows older than QUERY_LOG_DAYS (all of them when it is 0); returns how many."""
+    """Remove the rows (and day rows) older than QUERY_LOG_DAYS (all when it is 0); returns how many calls."""
     cutoff = timezone.now() - timedelta(days=settings.QUERY_LOG_DAYS)
+    QueryLogDay.objects.filter(day__lt=cutoff.date()).delete()
     removed = 0
     while True:
         ids = list(QueryLog.objects.filter(at__lt=cutoff).values_list("id", flat=True)[:PRUNE_BATCH])
         if not ids:
             return removed
         removed += QueryLog.objects.filter(id__in=ids).delete()[0]
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, clock.min, tzinfo=timezone.get_current_timezone())
+
+
+def roll_up(today: date | None = None) -> list[date]:
+    """Each past day within QUERY_LOG_DAYS not rolled up yet, rolled up; returns those days."""
+    today = today or timezone.localdate()
+    done = set(QueryLogDay.objects.values_list("day", flat=True).distinct())
+    rolled: list[date] = []
+    for back in range(settings.QUERY_LOG_DAYS, 0, -1):
+        day = today - timedelta(days=back)
+        if day in done:
+            continue
+        with connection.cursor() as cursor:
+            cursor.execute(
+                """
+                INSERT INTO library_querylogday (day, tool, library_id, bucket, calls, errors)
+                SELECT %(day)s, tool, library_id, width_bucket(ms, %(edges)s::float8[]), count(*),
+                       count(*) FILTER (WHERE outcome <> 'ok')
+                FROM library_querylog
+                WHERE at >= %(start)s AND at < %(end)s
+                GROUP BY tool, library_id, width_bucket(ms, %(edges)s::float8[])
+                """,
+                {
+                    "day": day,
+                    "edges": list(LATENCY_EDGES),
+                    "start": _midnight(day),
+                    "end": _midnight(day + timedelta(days=1)),
+                },
+            )
+            if cursor.rowcount:
+                rolled.append(day)
+    return rolled
+
+
+@dataclass
+class ToolLoad:
+    tool: str
+    calls: int = 0
+    errors: int = 0
+    buckets: dict[int, int] | None = None
+
+    @property
+    def p50(self) -> str:
+        return self.percentile(0.5)
+
+    @property
+    def p95(self) -> str:
+        return self.percentile(0.95)
+
+    def percentile(self, share: float) -> str:
+        """The latency under which `share` of the calls fell, as its bucket's upper edge."""
+        counts = self.buckets or {}
+        total = sum(counts.values())
+        seen = 0
+        for bucket in sorted(counts):
+            seen += counts[bucket]
+            if seen >= share * total:
+                if bucket >= len(LATENCY_EDGES):
+                    return f"> {LATENCY_EDGES[-1]:,}"
+                return f"≤ {LATENCY_EDGES[bucket]:,}"
+        return "—"
+
+
+def load(
+    days: int, libraries: Iterable[int] | None, today: date | None = None
+) -> tuple[list[ToolLoad], list[tuple[date, int]]]:
+    """Calls, errors and latency buckets per tool, and calls per day, over the last `days` days
+    (today included): the day rows for the past days, today's calls counted as they are."""
+    today = today or timezone.localdate()
+    first = today - timedelta(days=days - 1)
+    scope = Q() if libraries is None else Q(library_id__in=list(libraries))
+    rows: list[tuple[date, str, int, int, int]] = list(
+        QueryLogDay.objects.filter(scope, day__gte=first, day__lt=today).values_list(
+            "day", "tool", "bucket", "calls", "errors"
+        )
+    )
+    live = QueryLog.objects.filter(scope, at__gte=_midnight(today))
+    sql, params = live.values("tool", "ms", "outcome").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT tool, width_bucket(ms, %s::float8[]), count(*), count(*) FILTER (WHERE outcome <> 'ok')
+            FROM ({sql}) AS calls GROUP BY 1, 2
+            """,
+            [list(LATENCY_EDGES), *params],
+        )
+        rows += [(today, tool, bucket, calls, errors) for tool, bucket, calls, errors in cursor]
+    tools: dict[str, ToolLoad] = {}
+    per_day: dict[date, int] = defaultdict(int)
+    for day, tool, bucket, calls, errors in rows:
+        entry = tools.setdefault(tool, ToolLoad(tool, buckets={}))
+        entry.calls += calls
+        entry.errors += errors
+        assert entry.buckets is not None
+        entry.buckets[bucket] = entry.buckets.get(bucket, 0) + calls
+        per_day[day] += calls
+    ranked = sorted(tools.values(), key=lambda entry: (-entry.calls, entry.tool))
+    return ranked, sorted(per_day.items())

@@ -159,3 +159,42 @@ def test_a_log_that_cannot_be_written_never_fails_the_call(
     answer = call(world["token"], "search", {"query": "restore the database"})
     assert answer["result"]["structuredContent"]["results"]
     assert "could not be written to the query log" in caplog.text
+
+
+def test_past_days_are_rolled_up_once_and_the_views_count_them_with_today(world: dict[str, Any]) -> None:
+    handbook, archive = world["handbook"], world["archive"]
+    now = timezone.now()
+    for days_ago, library, ms, outcome in [
+        (3, handbook, 4.0, "ok"),
+        (3, handbook, 40.0, "ok"),
+        (3, archive, 400.0, "error"),
+        (1, handbook, 8.0, "ok"),
+        (0, handbook, 15.0, "ok"),
+    ]:
+        QueryLog.objects.create(
+            at=now - timedelta(days=days_ago),
+            tool="search",
+            transport="http",
+            caller="c",
+            library=library,
+            ms=ms,
+            outcome=outcome,
+        )
+    rolled = query_log.roll_up()
+    assert sorted(rolled) == sorted({(now - timedelta(days=d)).date() for d in (3, 1)})
+    assert query_log.roll_up() == []  # each day once
+    tools, per_day = query_log.load(7, None)
+    (search,) = tools
+    assert (search.calls, search.errors) == (5, 1)
+    assert (search.p50, search.p95) == ("≤ 20", "≤ 500")  # 4, 8, 15, 40, 400 ms: buckets' upper edges
+    assert [calls for _, calls in per_day] == [3, 1, 1]
+    managed, _ = query_log.load(7, [handbook.pk])
+    assert (managed[0].calls, managed[0].errors) == (4, 0)
+    assert query_log.load(1, None)[0][0].calls == 1  # today alone
+    page_html = page(
+        User.objects.create_user("sue", password="a long test password", is_staff=True)
+    ).content.decode()
+    assert (
+        '<th scope="row">search</th><td class="num">5</td><td class="num">1</td><td class="num">≤ 20</td>'
+        in page_html
+    )
