@@ -111,49 +111,35 @@ def playground(request: HttpRequest, principal: Principal) -> HttpResponse:
 
 
 def _configuration(params: QueryDict, prefix: str, fallback: dict[str, Any] | None = None) -> Configuration:
-    """The form's fields (prefixed for the second column) read strictly; a field the second column
-    leaves out takes the first's value."""
-    submitted = bool(params.get("q", "").strip())
+    """The form's fields (prefixed for the second column) read strictly: each as sent, else (the
+    second column) the first's, else the default — and checked wherever it came from."""
+    inherited = fallback or {}
 
-    def raw(name: str) -> str | None:
+    def pick(name: str, default: Any) -> Any:
         key = f"{prefix}{name}"
-        if key in params:
-            return params.get(key, "").strip()
-        return None
+        return params.get(key, "").strip() if key in params else inherited.get(name, default)
 
-    values: dict[str, Any] = dict(fallback or {})
-    problems: list[str] = []
-    for name in ("library", "collection", "type"):
-        given = raw(name)
-        if given is not None or name not in values:
-            values[name] = given or ""
+    values: dict[str, Any] = {name: pick(name, "") for name in ("library", "collection", "type")}
     # A box left unticked is not sent: the form says it was there (legs_sent, rerank_sent); an
     # address without them (typed, or shared) means the tool's defaults.
     legs = params.getlist(f"{prefix}legs")
-    if legs or f"{prefix}legs_sent" in params:
-        values["legs"] = [leg for leg in LEGS if leg in legs]
-    elif "legs" not in values:
-        values["legs"] = list(LEGS)
+    sent = legs or f"{prefix}legs_sent" in params
+    values["legs"] = [leg for leg in LEGS if leg in legs] if sent else inherited.get("legs", list(LEGS))
+    rerank_sent = f"{prefix}rerank_sent" in params
+    values["rerank"] = params.get(f"{prefix}rerank") == "on" if rerank_sent else inherited.get("rerank", True)
+    values["alpha"], values["diversity"] = pick("alpha", ""), pick("diversity", "")
+    values["limit"] = pick("limit", "") or str(DEFAULT_LIMIT)
+
+    submitted = bool(params.get("q", "").strip())
+    problems: list[str] = []
     if submitted and not values["legs"]:
         problems.append("Choose at least one leg to run.")
-    for name, low, high in (("alpha", 0.0, 1.0), ("diversity", 0.0, 1.0)):
-        given = raw(name)
-        if given is None and name in values:
-            continue
-        values[name] = given or ""
-        if given:
-            number = _number(given)
-            if number is None or not low <= number <= high:
-                problems.append(f"{name} must be a number from {low:g} to {high:g}, or left empty.")
-    given = raw("limit")
-    if given is not None or "limit" not in values:
-        values["limit"] = given or str(DEFAULT_LIMIT)
+    for name in ("alpha", "diversity"):
+        number = _number(values[name]) if values[name] else 0.0
+        if number is None or not 0 <= number <= 1:
+            problems.append(f"{name} must be a number from 0 to 1, or left empty.")
     if not values["limit"].isdigit() or not 1 <= int(values["limit"]) <= 100:
         problems.append("limit must be a whole number from 1 to 100.")
-    if f"{prefix}rerank_sent" in params:
-        values["rerank"] = params.get(f"{prefix}rerank") == "on"
-    elif "rerank" not in values:
-        values["rerank"] = True
     configuration = Configuration(prefix=prefix, values=values, problems=problems)
     if submitted and not problems:
         configuration.arguments = _arguments(params.get("q", "").strip(), values)

@@ -157,6 +157,13 @@ def test_bad_input_is_refused_in_words_never_a_500(reader: Any, params: dict[str
     assert says in response.content.decode()
 
 
+def test_a_bad_value_the_second_column_takes_from_the_first_is_refused_in_both(reader: Any) -> None:
+    person, _, _ = reader
+    response = page(person, q=QUERY, alpha="lots", compare="1")
+    assert response.status_code == 400
+    assert response.content.decode().count("alpha must be a number from 0 to 1") == 2
+
+
 def test_a_library_she_may_not_read_reads_as_missing_and_untrusted_text_stays_text(reader: Any) -> None:
     person, _, archive = reader
     html = page(person, q="<script>alert(1)</script>", library=archive.uid).content.decode()
