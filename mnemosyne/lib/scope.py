@@ -14,6 +14,13 @@ from typing import Any
 
 from django.db.models import Q
 
+# Each bound a scope may set: its field (and parameter name), the id it bounds, whether a list of them.
+_BOUNDS: tuple[tuple[str, str, bool], ...] = (
+    ("library_id", "library_id", False),
+    ("library_ids", "library_id", True),
+    ("collection_id", "collection_id", False),
+)
+
 
 @dataclass(frozen=True)
 class Scope:
@@ -27,48 +34,41 @@ class Scope:
     def matches_nothing(self) -> bool:
         return self.library_ids is not None and not self.library_ids
 
+    def _bounds(self) -> list[tuple[str, str, bool]]:
+        """The bounds set (_BOUNDS)."""
+        return [bound for bound in _BOUNDS if getattr(self, bound[0]) is not None]
+
+    def _params(self) -> dict[str, Any]:
+        return {
+            name: list(getattr(self, name)) if many else getattr(self, name)
+            for name, _, many in self._bounds()
+        }
+
     def sql(self, library: str, collection: str) -> tuple[str, dict[str, Any]]:
         """The scope as SQL on the named library and collection id columns (" AND …" clauses, or
         ""), with its named parameters (library_id, library_ids, collection_id)."""
-        clauses: list[str] = []
-        params: dict[str, Any] = {}
-        if self.library_id is not None:
-            clauses.append(f"{library} = %(library_id)s")
-            params["library_id"] = self.library_id
-        if self.library_ids is not None:
-            clauses.append(f"{library} = ANY(%(library_ids)s)")
-            params["library_ids"] = list(self.library_ids)
-        if self.collection_id is not None:
-            clauses.append(f"{collection} = %(collection_id)s")
-            params["collection_id"] = self.collection_id
-        return "".join(f" AND {clause}" for clause in clauses), params
+        columns = {"library_id": library, "collection_id": collection}
+        clauses = [
+            f" AND {columns[field]} = ANY(%({name})s)" if many else f" AND {columns[field]} = %({name})s"
+            for name, field, many in self._bounds()
+        ]
+        return "".join(clauses), self._params()
 
     def q(self) -> Q:
         """The scope for the ORM, on a model with library_id and collection_id fields."""
         condition = Q()
-        if self.library_id is not None:
-            condition &= Q(library_id=self.library_id)
-        if self.library_ids is not None:
-            condition &= Q(library_id__in=self.library_ids)
-        if self.collection_id is not None:
-            condition &= Q(collection_id=self.collection_id)
+        for name, field, many in self._bounds():
+            condition &= Q(**{f"{field}__in" if many else field: getattr(self, name)})
         return condition
 
     def cypher(self, node: str) -> tuple[str, dict[str, Any]]:
         """The scope as a Cypher condition on a node with library_id and collection_id properties
         ("true" when unbounded), with its parameters."""
-        clauses: list[str] = []
-        params: dict[str, Any] = {}
-        if self.library_id is not None:
-            clauses.append(f"{node}.library_id = $library_id")
-            params["library_id"] = self.library_id
-        if self.library_ids is not None:
-            clauses.append(f"{node}.library_id IN $library_ids")
-            params["library_ids"] = list(self.library_ids)
-        if self.collection_id is not None:
-            clauses.append(f"{node}.collection_id = $collection_id")
-            params["collection_id"] = self.collection_id
-        return " AND ".join(clauses) or "true", params
+        clauses = [
+            f"{node}.{field} IN ${name}" if many else f"{node}.{field} = ${name}"
+            for name, field, many in self._bounds()
+        ]
+        return " AND ".join(clauses) or "true", self._params()
 
 
 # Every library and collection.
