@@ -90,3 +90,11 @@ def screenshot(page: Page, name: str, *, full_page: bool = True) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=full_page)
     return path
+
+
+def sign_in(page: Page, username: str, password: str) -> None:
+    """Sign in on the console's sign-in page the page was sent to, and wait for where it leads."""
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("main button[type=submit]")
+    page.wait_for_load_state()

@@ -28,7 +28,7 @@ from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item, Source
 from mnemosyne.library.services import ensure_collection, ensure_library
-from tests.browser import axe_violations, chromium, in_thread, screenshot
+from tests.browser import axe_violations, chromium, in_thread, screenshot, sign_in
 from tests.conftest import FIXTURES
 from tests.mcp_server.clients import call_all, post, rpc
 from tests.servers import db_worker, uvicorn_server
@@ -92,13 +92,6 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[A-Za-z]{3,}", text)
 
 
-def _sign_in(page: Any, username: str) -> None:
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_load_state()
-
-
 def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
     console_url: tuple[str, Path], embedder: Embedder, tmp_path: Path, settings: Any
 ) -> None:
@@ -153,7 +146,7 @@ def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
         assert "/console/sign-in/" in page.url
         assert axe_violations(page) == []
         screenshot(page, "console-sign-in")
-        _sign_in(page, "rita")
+        sign_in(page, "rita", PASSWORD)
         assert page.url.startswith(f"{base}/console/chunks/{answer['chunk_uid']}")
         boxes = page.locator("rect.highlight").evaluate_all(
             "rects => rects.map(r => [Number(r.dataset.page), ...r.dataset.box.split(',').map(Number)])"
@@ -273,7 +266,7 @@ def test_untrusted_titles_text_and_file_names_render_as_text(
         page = browser.new_context().new_page()
         dialogs = _dialogs(page)
         page.goto(f"{base}/console/sign-in/")
-        _sign_in(page, "sam")
+        sign_in(page, "sam", PASSWORD)
         for path in (f"collections/{collection.uid}/", f"items/{item.uid}/", f"chunks/{chunk.uid}"):
             page.goto(f"{base}/console/{path}")
             text = page.locator("main").inner_text()
@@ -331,7 +324,7 @@ def test_a_token_made_in_the_console_works_until_it_is_revoked_there(
     with chromium() as browser:
         page = browser.new_context().new_page()
         page.goto(f"{base}/console/tokens/")
-        _sign_in(page, "rita")
+        sign_in(page, "rita", PASSWORD)
         page.fill("#id_name", "laptop Claude")
         page.check("text=Guides")
         page.click("text=Create the token")
@@ -355,7 +348,7 @@ def test_a_token_made_in_the_console_works_until_it_is_revoked_there(
         # Mona manages Guides: she sees rita's token and may revoke it; rita's own page then says so.
         other = browser.new_context().new_page()
         other.goto(f"{base}/console/tokens/")
-        _sign_in(other, "mona")
+        sign_in(other, "mona", PASSWORD)
         other.click("button[aria-label='Revoke laptop Claude']")
         other.wait_for_load_state()
         assert axe_violations(other) == []
@@ -397,7 +390,7 @@ def test_an_editor_uploads_a_pdf_watches_it_read_retries_a_failure_and_deletes_w
     with django_db_blocker.unblock(), db_worker(data_dir, log_name="console-worker"), chromium() as browser:
         reader = browser.new_context().new_page()
         reader.goto(collection_url)
-        _sign_in(reader, "ray")
+        sign_in(reader, "ray", PASSWORD)
         # A reader sees the failure and its reason, and no way to change anything.
         assert failed.embedding_error[:40] in reader.locator("#items").inner_text()
         assert reader.locator("#upload").count() == 0 and reader.locator("text=again").count() == 0
@@ -412,7 +405,7 @@ def test_an_editor_uploads_a_pdf_watches_it_read_retries_a_failure_and_deletes_w
 
         page = browser.new_context().new_page()
         page.goto(collection_url)
-        _sign_in(page, "eve")
+        sign_in(page, "eve", PASSWORD)
         # One action reads it again from where it came from.
         page.click("text=Read the 1 failed item again")
         assert "Queued 1 of 1 failed items" in page.locator(".messages").inner_text()

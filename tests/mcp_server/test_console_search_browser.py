@@ -16,7 +16,7 @@ from mcp_server.auth.library_access import Role
 from mcp_server.auth.library_grants import grant
 from mcp_server.auth.services import create_token
 from mnemosyne.embedding import Embedder
-from tests.browser import axe_violations, chromium, screenshot
+from tests.browser import axe_violations, chromium, screenshot, sign_in
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import post, rpc, sse_payload
 from tests.servers import uvicorn_server
@@ -55,9 +55,7 @@ def test_a_person_reads_for_each_hit_what_mcp_search_answers_and_compares_two_se
     with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
         page.goto(f"{base}/console/playground/?q={QUERY.replace(' ', '+')}&limit=5&alpha=0.3")
-        page.fill("#id_username", "pia")
-        page.fill("#id_password", PASSWORD)
-        page.click("main button[type=submit]")
+        sign_in(page, "pia", PASSWORD)
         page.wait_for_selector("li.hit")
         hits = page.locator("li.hit")
         assert hits.count() == len(expected)
@@ -124,9 +122,7 @@ def test_staff_read_the_calls_just_made_over_mcp_in_the_activity_views(
     with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
         page.goto(f"{base}/console/activity/")
-        page.fill("#id_username", "stan")
-        page.fill("#id_password", PASSWORD)
-        page.click("main button[type=submit]")
+        sign_in(page, "stan", PASSWORD)
         page.wait_for_selector("h1:has-text('Activity')")
         assert "qqzx nothing here" in page.locator("table[aria-labelledby=nothing-found]").inner_text()
         recent = page.locator("table[aria-labelledby=recent]").inner_text()
