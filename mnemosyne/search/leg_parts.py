@@ -6,15 +6,12 @@ chunk's mention score). Read for the hits a search shows, only when asked."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
-from django.conf import settings
 from django.db import connections
 
 from mnemosyne.graph.base import merged_weights
 from mnemosyne.graph.postgres import PostgresGraphStore
 from mnemosyne.lib.replicas import reading
-from mnemosyne.library.searchable_forms import query_form
 from mnemosyne.search import legs
 from mnemosyne.search.filters import Filters
 
@@ -24,16 +21,9 @@ def term_shares(query: str, filters: Filters, chunk_ids: list[int]) -> dict[int,
     chunk's BM25 score, as fulltext_leg computes it."""
     if not chunk_ids:
         return {}
-    values: dict[str, Any] = {
-        "k1": settings.SEARCH_BM25_K1,
-        "b": settings.SEARCH_BM25_B,
-        "query": query_form(query),
-        "max_terms": settings.SEARCH_BM25_MAX_QUERY_TERMS,
-        "configs": list(filters.text_configs),
-        "chunk_ids": chunk_ids,
-    }
+    values = legs.query_terms_values(query, filters) | {"chunk_ids": chunk_ids}
     sql = f"""{legs.QUERY_TERMS}
-        SELECT p.chunk_id, t.lexeme, q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl)
+        SELECT p.chunk_id, t.lexeme, {legs.TERM_SCORE}
         FROM query_terms q
         JOIN library_term t ON t.id = q.id
         JOIN library_posting p ON p.term_id = q.id AND p.chunk_id = ANY(%(chunk_ids)s)

@@ -112,8 +112,21 @@ QUERY_TERMS = """
     )
 """
 # Per posting: w·tf / (tf + k1·(1 - b) + k1·b·dl/avgdl), in float8 (a numeric literal would make
-# every posting's arithmetic numeric, several times slower).
-_SCORE = "sum(q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl))"
+# every posting's arithmetic numeric, several times slower). A chunk's BM25 is their sum.
+TERM_SCORE = "q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl)"
+_SCORE = f"sum({TERM_SCORE})"
+
+
+def query_terms_values(query: str, filters: Filters) -> dict[str, Any]:
+    """What QUERY_TERMS reads: BM25's constants, the query as the index holds numbers and periods
+    ("12,345" as 12345, "FY2019" with "fiscal 2019"), the terms kept, the libraries' languages."""
+    return {
+        "k1": settings.SEARCH_BM25_K1,
+        "b": settings.SEARCH_BM25_B,
+        "query": query_form(query),
+        "max_terms": settings.SEARCH_BM25_MAX_QUERY_TERMS,
+        "configs": list(filters.text_configs),
+    }
 
 
 def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
@@ -127,19 +140,14 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
     A query of up to OPERATOR_MAX_QUERY_CHARS using websearch operators (phrases, -exclusion,
     OR) also has to match them.
     """
-    # Numbers and periods as the index holds them ("12,345" as 12345, "FY2019" with "fiscal 2019").
-    query = query_form(query)
     where, params = filters.posting_sql()
-    values: dict[str, Any] = {
-        "k1": settings.SEARCH_BM25_K1,
-        "b": settings.SEARCH_BM25_B,
-        "query": query,
-        "max_terms": settings.SEARCH_BM25_MAX_QUERY_TERMS,
+    bounds = {
         "per_term": settings.SEARCH_BM25_TERM_POSTINGS,
         "rescore": max(limit, settings.SEARCH_BM25_RESCORE),
         "limit": limit,
-        "configs": list(filters.text_configs),
-    } | params
+    }
+    values: dict[str, Any] = query_terms_values(query, filters) | params | bounds
+    query = values["query"]
     matching = ""
     if len(query) <= OPERATOR_MAX_QUERY_CHARS and _OPERATORS.search(query):
         matched = _operator_matches(query, filters)
