@@ -35,7 +35,10 @@ class DayBar:
     calls: int
     height: int
     x: int
-    y: int
+
+    @property
+    def y(self) -> int:
+        return CHART_HEIGHT - self.height
 
 
 @console_view
@@ -85,12 +88,12 @@ def _visible(request: HttpRequest) -> tuple[QuerySet[QueryLog], frozenset[int] |
 
 def _bars(per_day: list[tuple[date, int]]) -> list[DayBar]:
     most = max((calls for _, calls in per_day), default=0)
-    bars = []
-    for index, (day, calls) in enumerate(per_day):
-        height = max(1, round(CHART_HEIGHT * calls / most)) if most else 0
-        bars.append(
-            DayBar(
-                day=day.isoformat(), calls=calls, height=height, x=index * BAR_STEP, y=CHART_HEIGHT - height
-            )
+    return [
+        DayBar(
+            day=day.isoformat(),
+            calls=calls,
+            height=max(1, round(CHART_HEIGHT * calls / most)) if most else 0,
+            x=index * BAR_STEP,
         )
-    return bars
+        for index, (day, calls) in enumerate(per_day)
+    ]
