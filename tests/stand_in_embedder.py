@@ -28,7 +28,11 @@ _WORD = re.compile(r"\w+")
 
 @cache
 def _tokenizer() -> Tokenizer:
-    return Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
+    # The file truncates at the model's window: a count must see the whole text, as the embedders'
+    # own counters do (word_pieces.py, remote.py).
+    tokenizer.no_truncation()
+    return tokenizer
 
 
 @cache
