@@ -15,6 +15,10 @@ from pathlib import Path
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.evaluation import measures
+from mnemosyne.evaluation.models import EvaluationSet
+from mnemosyne.evaluation.services import create_set
+from mnemosyne.evaluation.set_files import read_beir
+from mnemosyne.evaluation.set_imports import ImportReport, add_rows
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.outcomes import IngestResult, content_hash
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
@@ -174,3 +178,24 @@ def evaluate(
         latency_p50_ms=measures.percentile(latencies, 0.5),
         latency_p95_ms=measures.percentile(latencies, 0.95),
     )
+
+
+def as_set(dataset: Dataset, split: str, library: Library) -> tuple[EvaluationSet, ImportReport]:
+    """The dataset's judged queries of `split` as the evaluation set "BEIR <name> <split>" of its
+    library (made, and its questions imported, the first time; as it is after that)."""
+    name = f"BEIR {dataset.name} {split}"
+    found = EvaluationSet.objects.filter(name=name, library=library).first()
+    if found is not None:
+        return found, ImportReport()
+    evaluation_set = create_set(
+        name=name,
+        library=library,
+        description=f"The judged queries of {split}, from `manage.py evaluate --save`.",
+    )
+    read = read_beir(
+        (dataset.root / "queries.jsonl").read_bytes(),
+        dataset.qrels_path(split).read_bytes(),
+        queries_name="queries.jsonl",
+        qrels_name=f"qrels/{split}.tsv",
+    )
+    return evaluation_set, add_rows(evaluation_set, read)

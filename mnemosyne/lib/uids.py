@@ -33,3 +33,11 @@ def new_job_uid() -> str:
 
 def new_source_uid() -> str:
     return new_uid("src")
+
+
+def new_evaluation_set_uid() -> str:
+    return new_uid("set")
+
+
+def new_run_uid() -> str:
+    return new_uid("run")

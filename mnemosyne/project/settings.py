@@ -308,6 +308,7 @@ INSTALLED_APPS = [
     "mnemosyne",
     "mnemosyne.library",
     "mnemosyne.graph",
+    "mnemosyne.evaluation",
     "mcp_server",
     "django_tasks_db",
 ]

@@ -1,0 +1,71 @@
+"""A small library for evaluation tests: short texts, and one paged document (three pages)."""
+
+from __future__ import annotations
+
+from mnemosyne.embedding import get_embedder
+from mnemosyne.ingestion.documents import ParsedDocument
+from mnemosyne.ingestion.outcomes import content_hash
+from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
+from mnemosyne.library.models import Library, LibraryType
+from mnemosyne.library.services import ensure_collection, ensure_library
+from mnemosyne.storage import get_chunk_store
+
+TEXTS = {
+    "tides": (
+        "Ocean tides",
+        "Tides rise and fall twice a day because the moon's gravity pulls on the oceans.",
+    ),
+    "leaves": (
+        "Photosynthesis",
+        "Green leaves turn sunlight, water and carbon dioxide into sugar and oxygen.",
+    ),
+    "volcano": ("Volcanoes", "Magma rises through the crust and erupts as lava from a volcano's vent."),
+    "bees": ("Pollination", "Honey bees carry pollen between flowers while they collect nectar."),
+    "glacier": (
+        "Glaciers",
+        "Compacted snow becomes glacier ice that slowly flows downhill under its weight.",
+    ),
+    "formula": ('=HYPERLINK("http://x")', "A document whose title a spreadsheet would run as a formula."),
+}
+# Each page a section of its own (a heading): a page's words are found on that page.
+FILLER = "The report goes on in ordinary words that no question here asks about. " * 10
+PAGES = tuple(
+    f"# {heading}\n\n{opening}\n{FILLER}\n\n"
+    for heading, opening in (
+        ("Balance sheet", "The balance sheet lists assets, liabilities and equity at the year's end."),
+        (
+            "Cash flows",
+            "The cash flow statement shows cash from operating, investing and financing activities.",
+        ),
+        ("Income", "The income statement shows revenue, cost of sales and net income for the year."),
+    )
+)
+
+
+def make_library(name: str = "Evaluation corpus") -> Library:
+    library = ensure_library(name=name, library_type=LibraryType.RESEARCH)
+    collection = ensure_collection(library=library, name="corpus")
+    documents = [
+        DocumentInput(
+            source=source,
+            parsed=ParsedDocument(title=title, item_type="text", text=text, markdown=False),
+            digest=content_hash(text.encode()),
+        )
+        for source, (title, text) in TEXTS.items()
+    ]
+    text = "".join(PAGES)
+    starts = tuple(sum(len(page) for page in PAGES[:index]) for index in range(len(PAGES)))
+    documents.append(
+        DocumentInput(
+            source="report",
+            parsed=ParsedDocument(
+                title="Annual report", item_type="document", text=text, markdown=True, page_starts=starts
+            ),
+            digest=content_hash(text.encode()),
+        )
+    )
+    for _ in ingest_documents(
+        collection=collection, documents=documents, embedder=get_embedder(), store=get_chunk_store()
+    ):
+        pass
+    return library
