@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from pytest_django.fixtures import Settings
 
+from mnemosyne.evaluation.models import EvaluationSet, Evidence, Run
 from mnemosyne.library.models import Chunk, Item, Library
 from tests.search.rerank_server import RerankServer
 
@@ -187,3 +188,44 @@ def test_a_failing_reranker_stops_the_evaluation(
     settings.RERANK_MODEL_PATH = ""
     with pytest.raises(CommandError, match=r"query 'q1': rerank failed \(.*HTTP 500"):
         evaluate(dataset, "--rerank")
+
+
+def test_a_saved_dataset_run_has_the_same_figures_and_is_kept_with_its_set(dataset: Path) -> None:
+    unsaved = evaluate(dataset, "--search-types", "fulltext")
+    saved = evaluate(dataset, "--search-types", "fulltext", "--save", "--label", "nightly")
+    run = Run.objects.get(uid=saved.pop("run"))
+    assert {name: saved[name] for name in ("ndcg@10", "recall@100", "mrr@10", "queries")} == {
+        name: unsaved[name] for name in ("ndcg@10", "recall@100", "mrr@10", "queries")
+    }
+    assert run.label == "nightly" and run.evaluation_set.name == "BEIR tiny train"
+    assert run.evaluation_set.questions.count() == 3
+    assert run.answers.count() == 3 and run.configuration["search"]["search_types"] == ["fulltext"]
+    # Saved again: the same set, a second run.
+    evaluate(dataset, "--search-types", "fulltext", "--save")
+    assert EvaluationSet.objects.count() == 1 and Run.objects.count() == 2
+
+
+def set_run(*arguments: str) -> dict[str, Any]:
+    out = StringIO()
+    call_command("evaluate", *arguments, stdout=out)
+    return dict(json.loads(out.getvalue().strip().splitlines()[-1]))
+
+
+def test_a_set_runs_by_name_and_fails_under_a_threshold(dataset: Path) -> None:
+    evaluate(dataset, "--save")
+    Run.objects.all().delete()
+    measured = set_run("--set", "BEIR tiny train", "--search-types", "fulltext")
+    assert measured["success@1"] == measured["ndcg@10"] == 1.0 and measured["questions"] == 3
+    assert "run" not in measured and not Run.objects.exists()
+    saved = set_run("--set", "BEIR tiny train", "--search-types", "fulltext", "--save")
+    assert Run.objects.get().uid == saved["run"]
+    with pytest.raises(CommandError, match="no evaluation set named 'Nope'"):
+        set_run("--set", "Nope")
+    with pytest.raises(CommandError, match="METRIC one of success@1"):
+        set_run("--set", "BEIR tiny train", "--fail-under", "recall@100=0.5")
+    # Judge a question by another document: the set's success falls under the threshold.
+    Evidence.objects.filter(question__origin="q1").update(
+        item=Item.objects.get(source="bees", collection__library__name="BEIR tiny")
+    )
+    with pytest.raises(CommandError, match=r"^success@1 0\.6667 is under 0\.9$"):
+        set_run("--set", "BEIR tiny train", "--search-types", "fulltext", "--fail-under", "success@1=0.9")
