@@ -4,7 +4,7 @@ and optionally pages, chunk, grade; a row per question) and JSONL (an object per
 {"question": …, "evidence": [{"item": …, "pages": [3, 4], "chunk": …, "grade": 2}]}, or with
 "item", "pages", "chunk", "grade" beside the question for one piece of evidence).
 
-Text that is not UTF-8 is read in the encoding charset-normalizer finds (and the report says so);
+Text that is not UTF-8 is read as ingestion reads text files (text_encodings; the report says so);
 a row that cannot be read is refused with where and why, the others are read (set_imports.py
 checks them against the library)."""
 
@@ -16,8 +16,8 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import charset_normalizer
-
+from mnemosyne.ingestion.documents import UnreadableFile
+from mnemosyne.ingestion.text_encodings import decode_text_as
 from mnemosyne.library.errors import InvalidArgument
 
 CSV_COLUMNS = ("question", "item", "pages", "chunk", "grade")
@@ -49,26 +49,16 @@ class Read:
     notes: list[str] = field(default_factory=list)
 
 
-TIE_BREAK = "cp1252"
-
-
 def decoded(data: bytes, name: str, read: Read) -> str:
-    """The file's text: UTF-8 (with or without its mark), else the encoding charset-normalizer
-    finds, noted; InvalidArgument when it is not text."""
+    """The file's text, read as ingestion reads text files (text_encodings: UTF-8, else the likeliest
+    legacy encoding), the encoding noted when not UTF-8; InvalidArgument when it is not text."""
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        pass
-    found = charset_normalizer.from_bytes(data)
-    best = found.best()
-    if best is None or best.encoding is None:
-        raise InvalidArgument(f"{name} is not text in any encoding this import can read")
-    # A short text decodes without a flaw in several single-byte encodings (their language guess
-    # is then noise): the one spreadsheets write on Western systems, when it is among them.
-    flawless = [match for match in found if match.chaos == best.chaos]
-    best = next((match for match in flawless if match.encoding == TIE_BREAK), best)
-    read.notes.append(f"{name} is not UTF-8; it was read as {best.encoding}")
-    return str(best)
+        text, encoding = decode_text_as(data)
+    except UnreadableFile:
+        raise InvalidArgument(f"{name} is not text in any encoding this import can read") from None
+    if encoding != "utf-8":
+        read.notes.append(f"{name} is not UTF-8; it was read as {encoding}")
+    return text
 
 
 def read_csv(data: bytes, name: str) -> Read:

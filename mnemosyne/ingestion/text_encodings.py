@@ -1,7 +1,8 @@
 """Bytes of a text file to str: UTF-8 (with or without a BOM), UTF-16 with a BOM, else the most
 likely of the legacy encodings documents are still written in (charset-normalizer, limited to them:
-left to choose from every codec it reads KOI8-R as Shift_JIS). Among equally likely candidates
-Windows-1252 wins, so short Western European text is not read as Central European."""
+left to choose from every codec it reads KOI8-R as Shift_JIS). Among candidates that decode with as
+few flaws as the best (on short text their language guess is noise), Windows-1252 wins, so short
+Western European text is not read as Central or Baltic European."""
 
 from __future__ import annotations
 
@@ -22,17 +23,22 @@ _PREFERRED = "cp1252"
 
 def decode_text(data: bytes) -> str:
     """The file's text; UnreadableFile when it is binary or in no encoding it could be read as."""
+    return decode_text_as(data)[0]
+
+
+def decode_text_as(data: bytes) -> tuple[str, str]:
+    """The file's text and the encoding it was read in (utf-8, utf-16 or a legacy one)."""
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
-            return data.decode("utf-16")
+            return data.decode("utf-16"), "utf-16"
         except UnicodeDecodeError as exc:
             raise UnreadableFile(f"not valid UTF-16 (invalid bytes at offset {exc.start})") from exc
     if b"\x00" in data:
         raise UnreadableFile("binary content (contains NUL bytes), not a text file")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError as exc:
         offset = exc.start
     matches = charset_normalizer.from_bytes(data, cp_isolation=list(LEGACY_ENCODINGS))
@@ -42,11 +48,7 @@ def decode_text(data: bytes) -> str:
             f"not valid UTF-8 (invalid byte at offset {offset}), nor text in another encoding recognised"
         )
     chosen = next(
-        (
-            match
-            for match in matches
-            if match.encoding == _PREFERRED and (match.chaos, match.coherence) == (best.chaos, best.coherence)
-        ),
+        (match for match in matches if match.encoding == _PREFERRED and match.chaos == best.chaos),
         best,
     )
-    return str(chosen)
+    return str(chosen), chosen.encoding
