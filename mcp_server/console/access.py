@@ -12,13 +12,17 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest
+from django.http.response import HttpResponseBase
 from django.urls import reverse
 
 from mcp_server.auth import decision, identify, services
 from mcp_server.auth.credentials import AuthFailure
+from mcp_server.auth.library_access import reach_of
 from mcp_server.auth.principal import Principal
 from mcp_server.auth.refusals import Refusal
 from mcp_server.tools.catalog import spec_named
@@ -26,7 +30,7 @@ from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
 
 TRANSPORT = "console"
-ConsoleView = Callable[..., HttpResponse]
+ConsoleView = Callable[..., HttpResponseBase]
 
 
 @dataclass(frozen=True)
@@ -40,12 +44,12 @@ class _Reading:
 _READING = _Reading()
 
 
-def console_view(view: ConsoleView) -> Callable[..., HttpResponse]:
+def console_view(view: ConsoleView) -> Callable[..., HttpResponseBase]:
     """The view, called as view(request, principal, …) for a signed-in person, inside their
     library boundary; anyone else is sent to the console's sign-in page and back."""
 
     @functools.wraps(view)
-    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
         found = identify.of_user(request.user)
         if isinstance(found, Refusal):
             return redirect_to_login(request.get_full_path(), reverse("console:sign-in"))
@@ -80,6 +84,17 @@ def audited(principal: Principal, tool: str, outcome: str, **arguments: object) 
         actor=principal.actor,
         transport=TRANSPORT,
     )
+
+
+def managed_libraries(user: AbstractBaseUser | AnonymousUser) -> frozenset[int] | None:
+    """The libraries whose query log and evaluation sets this person keeps: every one for staff
+    (None), those they manage for a manager; PermissionDenied, in words, for anyone else."""
+    managed = None if getattr(user, "is_staff", False) else reach_of(user).managed
+    if managed is not None and not managed:
+        raise PermissionDenied(
+            "This is shown to staff, and to a library's managers for their libraries; you manage none."
+        )
+    return managed
 
 
 def decide(principal: Principal, **uids: str) -> None:

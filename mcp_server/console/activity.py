@@ -11,15 +11,13 @@ from datetime import date, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from mcp_server.auth.library_access import reach_of
 from mcp_server.auth.principal import Principal
-from mcp_server.console.access import console_view
+from mcp_server.console.access import console_view, managed_libraries
 from mnemosyne.library import query_log
 from mnemosyne.library.models import QueryLog
 
@@ -76,13 +74,9 @@ def activity(request: HttpRequest, principal: Principal) -> HttpResponse:
 def _visible(request: HttpRequest) -> tuple[QuerySet[QueryLog], frozenset[int] | None]:
     """Every row for staff; a manager's libraries' rows for a manager (and those libraries);
     refused for anyone else."""
-    managed = None if request.user.is_staff else reach_of(request.user).managed
+    managed = managed_libraries(request.user)
     if managed is None:
         return QueryLog.objects.all(), None
-    if not managed:
-        raise PermissionDenied(
-            "The query log is shown to staff, and to a library's managers for their libraries."
-        )
     return QueryLog.objects.filter(library_id__in=managed), managed
 
 

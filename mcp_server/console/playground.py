@@ -18,7 +18,9 @@ from mcp_server.auth import decision
 from mcp_server.auth.principal import Principal
 from mcp_server.auth.refusals import Refusal
 from mcp_server.console.access import TRANSPORT, console_view
+from mcp_server.console.evaluation_sets import sets_by_library
 from mcp_server.tools.catalog import spec_named
+from mnemosyne.evaluation.models import EvaluationSet
 from mnemosyne.library import selectors
 from mnemosyne.library.models import LibraryType
 
@@ -82,6 +84,8 @@ class HitRow:
     # Against the first configuration (the second column's hits): "up 2", "down 1", "same", "new";
     # the first column's hits the second has not: "not in B".
     change: str = ""
+    # The evaluation sets of the hit's library this person keeps: "this hit answers the question".
+    sets: list[EvaluationSet] = field(default_factory=list)
 
 
 @console_view
@@ -97,6 +101,10 @@ def playground(request: HttpRequest, principal: Principal) -> HttpResponse:
             _run(principal, column)
     if comparing and first.result is not None and columns[1].result is not None:
         _mark_moves(first, columns[1])
+    kept = sets_by_library(request)
+    for column in columns:
+        for row in column.rows:
+            row.sets = kept.get(row.hit["library"]["uid"], [])
     context = {
         "columns": columns,
         "comparing": comparing,
@@ -105,6 +113,7 @@ def playground(request: HttpRequest, principal: Principal) -> HttpResponse:
         "legs": LEGS,
         "leg_scores": LEG_SCORES,
         "query": params.get("q", ""),
+        "here": request.get_full_path(),
     }
     status = 400 if any(column.problems for column in columns) else 200
     return render(request, "console/playground.html", context, status=status)
