@@ -142,6 +142,9 @@ def test_staff_see_every_call_a_manager_only_their_librarys_and_a_reader_none(wo
     assert "restore the database" in managed and "archive salaries" not in managed
     nothing_found = managed.split('id="nothing-found"')[1].split("<h2")[0]
     assert "zzqx nothing matches" in nothing_found and "restore the database" not in nothing_found
+    # Each opens in the playground on its library, where the hit that answers it can be marked.
+    offer = f"/console/playground/?q=zzqx%20nothing%20matches&amp;library={world['handbook'].uid}"
+    assert f'<a class="offer" href="{offer}">add to an evaluation set</a>' in nothing_found
 
     refused = page(world["people"]["rob"])
     assert refused.status_code == 403
