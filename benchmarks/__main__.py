@@ -47,6 +47,7 @@ PARTS = (
     "diversity",
     "access",
     "console",
+    "evaluation",
     "documents",
     "filings",
     "ocr",
@@ -244,6 +245,11 @@ def main(argv: list[str] | None = None) -> int:
 
             # Before the million part grows the index tenfold: the console is timed at 100k chunks.
             result.console = console.run(corpus_10x=corpus_10x, log=log)
+        if "evaluation" in parts:
+            from benchmarks import evaluation
+
+            # At 100k chunks too, before the million part grows the index.
+            result.evaluation = evaluation.run(corpus_10x=corpus_10x, scifact=scifact, log=log)
         if "million" in parts and (plan.million or args.only == "million"):
             from benchmarks import million
 

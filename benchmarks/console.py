@@ -74,7 +74,7 @@ def run(*, corpus_10x: Path, log: Callable[[str], None]) -> list[ConsoleTiming]:
     timings = []
     picture_dir = settings.MNEMOSYNE_DATA_DIR / "page-images"
     with search.mcp_server(settings.MNEMOSYNE_DATA_DIR / "uvicorn-console.log") as base:
-        client = _signed_in(base)
+        client = signed_in(base)
         try:
             for name, path in pages:
                 timings.append(_timed(client, name, path, chunks, item_count))
@@ -94,14 +94,15 @@ def run(*, corpus_10x: Path, log: Callable[[str], None]) -> list[ConsoleTiming]:
     return timings
 
 
-def _signed_in(base: str) -> httpx.Client:
-    client = httpx.Client(base_url=base, timeout=60, follow_redirects=False)
+def signed_in(base: str, username: str = "bench-console", password: str = PASSWORD) -> httpx.Client:
+    """An HTTP client signed in to the console with a password, as a person is."""
+    client = httpx.Client(base_url=base, timeout=120, follow_redirects=False)
     page = client.get("/console/sign-in/")
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
     assert token is not None, page.text[:500]
     answer = client.post(
         "/console/sign-in/",
-        data={"username": "bench-console", "password": PASSWORD, "csrfmiddlewaretoken": token.group(1)},
+        data={"username": username, "password": password, "csrfmiddlewaretoken": token.group(1)},
         headers={"Referer": f"{base}/console/sign-in/"},
     )
     assert answer.status_code == 302, answer.text[:500]

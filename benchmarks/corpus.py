@@ -57,8 +57,8 @@ def write_markdown_corpus(documents: Sequence[Document], directory: Path) -> Non
 
 def train_queries(root: Path) -> list[str]:
     """Queries with train judgements (queries.jsonl ∩ qrels/train.tsv), in queries.jsonl order."""
-    judged = {query_id for query_id, _ in _train_judgements(root)}
-    return [text for query_id, text in _query_texts(root).items() if query_id in judged]
+    judged = {query_id for query_id, _ in train_judgements(root)}
+    return [text for query_id, text in query_texts(root).items() if query_id in judged]
 
 
 def pipeline_batches(chunks_per_document: Sequence[int], batch_chunks: int) -> list[tuple[int, int]]:
@@ -104,10 +104,10 @@ def perturb_vector(
 
 def judged_abstracts(root: Path, limit: int) -> list[tuple[str, str]]:
     """(train query, the abstract judged relevant to it), one per abstract, in qrels order."""
-    queries = _query_texts(root)
+    queries = query_texts(root)
     abstracts = {document.doc_id: document.text for document in read_documents(root, sys.maxsize)}
     pairs: dict[str, tuple[str, str]] = {}
-    for query_id, doc_id in _train_judgements(root):
+    for query_id, doc_id in train_judgements(root):
         if len(pairs) >= limit:
             break
         if doc_id in abstracts and query_id in queries and doc_id not in pairs:
@@ -115,14 +115,14 @@ def judged_abstracts(root: Path, limit: int) -> list[tuple[str, str]]:
     return list(pairs.values())
 
 
-def _query_texts(root: Path) -> dict[str, str]:
+def query_texts(root: Path) -> dict[str, str]:
     """queries.jsonl: each query's text by its id, in file order."""
     with (root / "queries.jsonl").open(encoding="utf-8") as handle:
         records = [json.loads(line) for line in handle if line.strip()]
     return {str(record["_id"]): str(record["text"]) for record in records}
 
 
-def _train_judgements(root: Path) -> list[tuple[str, str]]:
+def train_judgements(root: Path) -> list[tuple[str, str]]:
     """qrels/train.tsv: (query id, corpus id) per judgement, in file order."""
     with (root / "qrels" / "train.tsv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle, delimiter="\t"))

@@ -21,6 +21,7 @@ from benchmarks.results import (
     ConsoleTiming,
     DiversityTiming,
     DocumentsResult,
+    EvaluationBench,
     ExtractorRun,
     FormatAnswer,
     IngestResult,
@@ -72,6 +73,8 @@ def render(result: BenchResult) -> str:
         lines += _access(result.access)
     if result.console:
         lines += _console(result.console)
+    if result.evaluation:
+        lines += _evaluation(result.evaluation)
     if result.extractors:
         lines += _extractors(result.extractors)
     if result.documents is not None:
@@ -235,6 +238,58 @@ def _console(timings: list[ConsoleTiming]) -> list[str]:
         for t in timings
     ]
     return [*lines, ""]
+
+
+def _evaluation(bench: EvaluationBench) -> list[str]:
+    lines = [f"### The playground, an evaluation run and the activity views ({bench.chunks:,} chunks)", ""]
+    if bench.side_by_side:
+        timed = bench.side_by_side
+        lines += [
+            "| the same search (limit 10, explain, duplicates), in turn | requests | p50 ms | p95 ms |",
+            "|---|---|---|---|",
+            *(
+                f"| {t.name} | {t.requests} | {number(t.p50_ms, 1)} | {number(t.p95_ms, 1)} |"
+                for t in timed.values()
+            ),
+            "",
+        ]
+        for what in ("the search in the server", "the request"):
+            ratio = timed[f"playground, {what}"].p50_ms / timed[f"MCP search, {what}"].p50_ms
+            lines.append(
+                f"- {what.capitalize()}: the playground takes {number(ratio, 3)}× MCP's time at the median "
+                f"({number(100 * (ratio - 1), 1)} %)."
+            )
+        lines.append("")
+    run = bench.run
+    if run:
+        latency = run.get("latency_ms", {})
+        lines += [
+            f"An evaluation run of {run.get('questions')} questions (imported from a CSV in "
+            f"{run.get('import_seconds')} s; refused: {'; '.join(run.get('refused', [])) or 'none'}): "
+            f"{number(run.get('wall_seconds', 0), 1)} s wall, "
+            f"{number(run.get('searches_per_second', 0), 2)} searches/s, search p50 {latency.get('p50')} ms, "
+            f"p95 {latency.get('p95')} ms; success@1 {run.get('success@1')}, "
+            f"success@10 {run.get('success@10')}, nDCG@10 {run.get('ndcg@10')}, MRR@10 {run.get('mrr@10')}.",
+            "",
+        ]
+    if bench.activity:
+        lines += [
+            "| activity view, a million logged calls (staff) | requests | p50 ms | p95 ms |",
+            "|---|---|---|---|",
+            *(
+                f"| {t.name} | {t.requests} | {number(t.p50_ms, 1)} | {number(t.p95_ms, 1)} |"
+                for t in bench.activity
+            ),
+            "",
+        ]
+    if bench.record_ms:
+        cost = bench.record_ms
+        lines += [
+            f"The query log's cost per call (`query_log.record`, {cost.requests} calls, in-process): "
+            f"p50 {number(cost.p50_ms, 3)} ms, p95 {number(cost.p95_ms, 3)} ms.",
+            "",
+        ]
+    return lines
 
 
 def _access(timings: list[AccessTiming]) -> list[str]:

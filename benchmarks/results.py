@@ -6,7 +6,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from benchmarks.copies_results import CopiesResult
@@ -220,6 +220,29 @@ class ConsoleTiming:
     p95_ms: float
 
 
+@dataclass(frozen=True)
+class Timing:
+    """Requests (or calls) of one kind, timed: milliseconds."""
+
+    name: str
+    requests: int
+    p50_ms: float
+    p95_ms: float
+
+
+@dataclass
+class EvaluationBench:
+    """The `evaluation` part: the playground against MCP search side by side, an evaluation run,
+    the activity views over a million logged calls, and the query log's cost per call."""
+
+    chunks: int
+    run: dict[str, Any] = field(default_factory=dict)
+    # "playground, the request", "MCP search, the request", "…, the search in the server".
+    side_by_side: dict[str, Timing] = field(default_factory=dict)
+    activity: list[Timing] = field(default_factory=list)
+    record_ms: Timing | None = None
+
+
 @dataclass
 class ManualStats:
     """One manual's text chunks, inspected for what goes wrong in PDFs."""
@@ -386,6 +409,7 @@ class BenchResult:
     diversity: list[DiversityTiming] = field(default_factory=list)
     access: list[AccessTiming] = field(default_factory=list)
     console: list[ConsoleTiming] = field(default_factory=list)
+    evaluation: EvaluationBench | None = None
     documents: DocumentsResult | None = None
     filings: FilingsResult | None = None
     ocr: list[OcrRun] = field(default_factory=list)
