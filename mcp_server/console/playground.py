@@ -203,9 +203,8 @@ def _run(principal: Principal, column: Configuration) -> None:
         # Where MCP runs a search: on a long-lived worker thread, its model session and database
         # connection warm — not on the fresh thread Django gives each request under ASGI, where
         # the query's first encoding costs some 20 ms more and the database a new connection.
-        answer = _SEARCHES.submit(
-            contextvars.copy_context().run, bracketed, tool_calls.execute, call
-        ).result()
+        context = contextvars.copy_context()
+        answer = _SEARCHES.submit(context.run, _executed, call).result()
     except tool_calls.InvalidToolArguments as exc:
         column.problems.append(str(exc))
         return
@@ -219,6 +218,10 @@ def _run(principal: Principal, column: Configuration) -> None:
     column.elapsed_ms = answer.meta.get("elapsed_ms")
     terms = _terms(column.arguments["query"], answer.structured["results"])
     column.rows = [_row(rank, hit, terms) for rank, hit in enumerate(answer.structured["results"], start=1)]
+
+
+def _executed(call: tool_calls.ToolCall) -> tool_calls.ToolAnswer:
+    return bracketed(tool_calls.execute, call)
 
 
 def _row(rank: int, hit: dict[str, Any], terms: re.Pattern[str] | None) -> HitRow:
