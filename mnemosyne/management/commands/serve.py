@@ -30,6 +30,7 @@ from mcp_server.auth.library_grants import grant
 from mcp_server.auth.services import create_token, revoke_token
 from mcp_server.models import MCPToken
 from mcp_server.users import ensure_token_owner
+from mnemosyne.evaluation.demo_set import ensure_demo_set
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Library, LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
@@ -146,6 +147,12 @@ class Command(BaseCommand):
             report=lambda line: self.stdout.write(f"  {line}"),
         )
         self.stdout.write(f"Demo library {library.name!r} ({library.uid}): {summary.line()}")
+        demo_set = ensure_demo_set(library)
+        if demo_set is not None:
+            self.stdout.write(
+                f"Evaluation set {demo_set.name!r}: {demo_set.questions.count()} questions, "
+                "to run in the console"
+            )
 
     def _print_client_config(self, url: str, *, new_token: bool) -> None:
         raw = None if not settings.MCP_REQUIRE_AUTH else self._development_token(new_token=new_token)
@@ -156,6 +163,10 @@ class Command(BaseCommand):
         """The development user's console password: the kept one while it still signs in, else a
         new one (kept in the data directory like the token)."""
         user, _ = ensure_token_owner(DEV_USER)
+        if not user.is_staff:
+            # Whoever runs the demo keeps it: staff read the activity and the evaluation sets.
+            user.is_staff = True
+            user.save(update_fields=["is_staff"])
         password = dev_token.read(dev_token.PASSWORD_NAME)
         if password is None or not user.check_password(password):
             password = secrets.token_urlsafe(12)
