@@ -5,6 +5,7 @@ paired test's p-value."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import render
@@ -14,7 +15,7 @@ from django.views.decorators.http import require_POST
 from mcp_server.auth.principal import Principal
 from mcp_server.console.access import console_view
 from mcp_server.console.evaluation_sets import get_set, visible_sets
-from mnemosyne.evaluation import runs
+from mnemosyne.evaluation import runs, tasks
 from mnemosyne.evaluation.comparison import compare
 from mnemosyne.evaluation.exports import answer_rows
 from mnemosyne.evaluation.models import Run, RunStatus
@@ -67,6 +68,20 @@ def run(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
 @console_view
 def cancel(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
     runs.cancel(get_run(request, uid))
+    return HttpResponseRedirect(reverse("console:evaluation-run", args=[uid]))
+
+
+@require_POST
+@console_view
+def resume(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
+    found = get_run(request, uid)
+    if runs.resume(found):
+        tasks.queue(found)
+        messages.success(
+            request, f"Queued again: it goes on after the {found.answers.count()} questions answered."
+        )
+    else:
+        messages.info(request, "The run is not stalled: nothing to resume.")
     return HttpResponseRedirect(reverse("console:evaluation-run", args=[uid]))
 
 

@@ -46,6 +46,7 @@ urlpatterns = [
     path("evaluation/<str:uid>/compare", evaluation_runs.comparison, name="evaluation-compare"),
     path("runs/<str:uid>/", evaluation_runs.run, name="evaluation-run"),
     path("runs/<str:uid>/cancel", evaluation_runs.cancel, name="evaluation-cancel"),
+    path("runs/<str:uid>/resume", evaluation_runs.resume, name="evaluation-resume"),
     path("runs/<str:uid>/answers.csv", evaluation_runs.export, name="evaluation-export"),
     path("tokens/", tokens.tokens, name="tokens"),
     path("tokens/<int:token_id>/revoke", tokens.revoke, name="revoke-token"),

@@ -12,6 +12,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import F
 from django.db.models.functions import MD5
+from django.utils import timezone
 
 from mnemosyne.lib import uids
 from mnemosyne.library.models import Item, Library
@@ -66,6 +67,11 @@ class Evidence(models.Model):
         return f"{self.item_id} {self.pages or ''}{self.chunk_uid}"
 
 
+# A running run reports at least once a second (runs.PROGRESS_SECONDS) — or once a search, when a
+# search takes longer; silent this long, its worker is taken to have stopped.
+STALLED_SECONDS = 120
+
+
 class RunStatus(models.TextChoices):
     QUEUED = "queued"
     RUNNING = "running"
@@ -90,6 +96,8 @@ class Run(models.Model):
     error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # When the running run last reported: a run that stops reporting lost its worker (runs.stalled).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -101,6 +109,14 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return self.uid
+
+    @property
+    def stalled(self) -> bool:
+        """Running, but silent for STALLED_SECONDS: its worker stopped (killed, restarted)."""
+        if self.status != RunStatus.RUNNING:
+            return False
+        last = self.heartbeat_at or self.started_at or self.created_at
+        return (timezone.now() - last).total_seconds() > STALLED_SECONDS
 
     @property
     def headline(self) -> dict[str, object]:

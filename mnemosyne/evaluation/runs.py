@@ -99,12 +99,26 @@ def settings_of(run: Run) -> Settings:
 
 
 def cancel(run: Run) -> None:
-    """Ask the run to stop: a queued one is cancelled at once, a running one before its next question."""
+    """Ask the run to stop: a queued one is cancelled at once, a running one before its next
+    question, a stalled one (its worker gone) at once, with the measures of what it answered."""
     Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
         status=RunStatus.CANCELLED, cancel_requested=True, finished_at=timezone.now()
     )
     Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(cancel_requested=True)
     run.refresh_from_db()
+    if run.stalled:
+        _finish(run, RunStatus.CANCELLED, run.answers.count())
+
+
+def resume(run: Run) -> bool:
+    """Whether the run, stalled (its worker gone), was queued again: it goes on after the
+    questions it answered."""
+    if not run.stalled:
+        return False
+    # Resuming is asking it to go on: a cancel asked for before its worker stopped is withdrawn.
+    Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now(), cancel_requested=False)
+    run.refresh_from_db()
+    return True
 
 
 def execute(
@@ -118,6 +132,7 @@ def execute(
         status=RunStatus.RUNNING
     )
     Run.objects.filter(pk=run.pk, started_at=None).update(started_at=timezone.now())
+    Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
     run.refresh_from_db()
     if not claimed:
         return run  # cancelled before it began, or already finished
@@ -148,7 +163,7 @@ def execute(
                 on_question(done, run.total)
             if time.monotonic() - last_report >= PROGRESS_SECONDS:
                 last_report = time.monotonic()
-                Run.objects.filter(pk=run.pk).update(done=done)
+                Run.objects.filter(pk=run.pk).update(done=done, heartbeat_at=timezone.now())
                 if Run.objects.filter(pk=run.pk, cancel_requested=True).exists():
                     return _finish(run, RunStatus.CANCELLED, done)
     except LibraryError as exc:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from mnemosyne.evaluation import runs, tasks
@@ -129,10 +131,33 @@ def test_a_run_whose_worker_died_resumes_after_its_answered_questions(evaluation
     assert run.status == RunStatus.RUNNING and run.answers.count() == 3
     first_answers = set(run.answers.values_list("id", flat=True))
 
+    # Silent for longer than a worker ever is: stalled, and only then resumed.
+    assert not run.stalled and not runs.resume(run)
+    Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
+    run.refresh_from_db()
+    assert run.stalled and runs.resume(run) and not run.stalled
+
     resumed = runs.execute(run)
     assert resumed.status == RunStatus.DONE and resumed.done == 7
     assert resumed.answers.count() == 7
     assert first_answers <= set(resumed.answers.values_list("id", flat=True))
+
+
+def test_a_stalled_run_is_cancelled_at_once_with_the_measures_of_what_it_answered(
+    evaluation_set: EvaluationSet,
+) -> None:
+    run = runs.start(evaluation_set, FULL_TEXT)
+
+    def die_after_two(done: int, total: int) -> None:
+        if done == 2:
+            raise WorkerStopped
+
+    with pytest.raises(WorkerStopped):
+        runs.execute(run, on_question=die_after_two)
+    Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
+    run.refresh_from_db()
+    runs.cancel(run)
+    assert run.status == RunStatus.CANCELLED and run.done == 2 and run.measures["questions"] == 2
 
 
 def test_two_runs_compare_question_by_question(evaluation_set: EvaluationSet) -> None:

@@ -6,12 +6,14 @@ form and run by the background task, its progress, cancel, answers as CSV, and t
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from mcp_server.auth.library_access import Role
@@ -167,6 +169,16 @@ def test_a_run_from_the_form_is_queued_run_by_the_worker_compared_and_exported(w
     # Cancelled before the worker took it: nothing runs.
     assert manager.post(f"/console/runs/{second.uid}/cancel").status_code == 302
     assert Run.objects.get(pk=second.pk).status == RunStatus.CANCELLED
+    # A run whose worker went silent offers to resume; resumed, it is queued again.
+    Run.objects.filter(pk=second.pk).update(
+        status=RunStatus.RUNNING, heartbeat_at=timezone.now() - timedelta(minutes=5)
+    )
+    progress = text(manager.get(f"/console/runs/{second.uid}/?part=progress"))
+    assert "No word from its worker for two minutes" in progress and "Resume the run" in progress
+    assert manager.post(f"/console/runs/{second.uid}/resume").status_code == 302
+    assert DBTaskResult.objects.filter(args_kwargs__kwargs={"run_uid": second.uid}).count() == 2
+    tasks.run_evaluation.call(run_uid=second.uid)
+    assert Run.objects.get(pk=second.pk).status == RunStatus.DONE
     manager.post(
         f"/console/evaluation/{made.uid}/runs", {"legs": ["vector"], "limit": "10", "label": "meaning"}
     )
