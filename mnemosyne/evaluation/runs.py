@@ -129,10 +129,9 @@ def execute(
 ) -> Run:
     """Search every question the run has not answered yet, keep each answer, then the measures."""
     claimed = Run.objects.filter(pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).update(
-        status=RunStatus.RUNNING
+        status=RunStatus.RUNNING, heartbeat_at=timezone.now()
     )
     Run.objects.filter(pk=run.pk, started_at=None).update(started_at=timezone.now())
-    Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
     run.refresh_from_db()
     if not claimed:
         return run  # cancelled before it began, or already finished
