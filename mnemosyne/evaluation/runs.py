@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.utils import timezone
 
@@ -73,7 +74,9 @@ def start(
     reranker = get_reranker() if settings.rerank else None
     configuration = {
         "search": asdict(settings),
-        "embedding_model": get_embedder().model_id,
+        # The model the library's vectors are of (vector_models claims it; a search's query is
+        # embedded by it or refused): read from the library, not by loading the model here.
+        "embedding_model": evaluation_set.library.embedding_model or django_settings.EMBEDDING_MODEL,
         "reranker": reranker.name if reranker is not None else None,
         "version": _version(),
         "chunks": Chunk.objects.filter(item__collection__library=evaluation_set.library).count(),
