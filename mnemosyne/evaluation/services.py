@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from mnemosyne.evaluation.models import EvaluationSet, Evidence, Question
-from mnemosyne.evaluation.set_imports import MAX_QUESTION_CHARS, is_formula
+from mnemosyne.evaluation.set_imports import is_formula, question_problem, question_text
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Chunk, Library
 
@@ -42,11 +42,10 @@ def add_answering_chunk(
 ) -> Question:
     """The question (added when new) answered by this chunk: its item's page when it has pages, the
     chunk itself when not. InvalidArgument when the chunk is not of the set's library."""
-    text = " ".join(question.split())
-    if not text:
-        raise InvalidArgument("the question is empty")
-    if len(text) > MAX_QUESTION_CHARS:
-        raise InvalidArgument(f"the question is longer than {MAX_QUESTION_CHARS:,} characters")
+    text = question_text(question)
+    problem = question_problem(text)
+    if problem is not None:
+        raise InvalidArgument(problem)
     if is_formula(text):
         raise InvalidArgument("the question starts like a spreadsheet formula; write it as text")
     if chunk.item.collection.library_id != evaluation_set.library_id:

@@ -96,7 +96,7 @@ def add_rows(evaluation_set: EvaluationSet, read: set_files.Read) -> ImportRepor
                 [
                     Question(
                         evaluation_set=evaluation_set,
-                        text=" ".join(row.question.split()),
+                        text=question_text(row.question),
                         origin=row.origin[:200],
                         position=position + offset,
                     )
@@ -126,12 +126,25 @@ def is_formula(text: str) -> bool:
     return False
 
 
-def _problem(row: set_files.Row, existing: set[str], first_seen: dict[str, str]) -> str | None:
-    question = " ".join(row.question.split())
+def question_text(text: str) -> str:
+    """A question as a set keeps it: its whitespace collapsed."""
+    return " ".join(text.split())
+
+
+def question_problem(question: str) -> str | None:
+    """Why a question (as question_text gives it) cannot be kept: empty, or too long."""
     if not question:
         return "the question is empty"
     if len(question) > MAX_QUESTION_CHARS:
         return f"the question is longer than {MAX_QUESTION_CHARS:,} characters"
+    return None
+
+
+def _problem(row: set_files.Row, existing: set[str], first_seen: dict[str, str]) -> str | None:
+    question = question_text(row.question)
+    problem = question_problem(question)
+    if problem is not None:
+        return problem
     formula = next((cell for cell in [row.question, *row.cells] if is_formula(cell.strip())), None)
     if formula is not None:
         return f"a formula cell ({formula.strip()[:20]!r}…): a spreadsheet would run it; write it as text"
@@ -144,7 +157,7 @@ def _problem(row: set_files.Row, existing: set[str], first_seen: dict[str, str])
 
 
 def _key(text: str) -> str:
-    return " ".join(text.split()).casefold()
+    return question_text(text).casefold()
 
 
 def _items(evaluation_set: EvaluationSet, refs: set[str]) -> dict[str, Item | str]:
