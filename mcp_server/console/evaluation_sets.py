@@ -46,7 +46,11 @@ CHARTED = ("ndcg@10", "success@3")
 
 
 def visible_sets(request: HttpRequest) -> QuerySet[EvaluationSet]:
-    managed = managed_libraries(request.user)
+    return _kept(managed_libraries(request.user))
+
+
+def _kept(managed: frozenset[int] | None) -> QuerySet[EvaluationSet]:
+    """The sets of these libraries (None: every set)."""
     found = EvaluationSet.objects.select_related("library")
     return found if managed is None else found.filter(library_id__in=managed)
 
@@ -83,7 +87,7 @@ def sets(request: HttpRequest, principal: Principal) -> HttpResponse:
                 request, f"Made the set “{made.name}”. Add questions from the playground or import them."
             )
             return HttpResponseRedirect(reverse("console:evaluation-set", args=[made.uid]))
-    listed = visible_sets(request).annotate(question_count=Count("questions", distinct=True))
+    listed = _kept(managed).annotate(question_count=Count("questions", distinct=True))
     context = {
         "sets": [(found, found.runs.filter(status="done").first()) for found in listed],
         "libraries": list(libraries),
