@@ -10,7 +10,9 @@ from mnemosyne.library.models import Library, LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.storage import get_chunk_store
 
-TEXTS = {
+# Five short texts, each the obvious answer to its own question (tests/search/test_evaluate_command.py
+# loads them as a BEIR corpus too).
+SCIENCE = {
     "tides": (
         "Ocean tides",
         "Tides rise and fall twice a day because the moon's gravity pulls on the oceans.",
@@ -25,6 +27,9 @@ TEXTS = {
         "Glaciers",
         "Compacted snow becomes glacier ice that slowly flows downhill under its weight.",
     ),
+}
+TEXTS = {
+    **SCIENCE,
     "formula": ('=HYPERLINK("http://x")', "A document whose title a spreadsheet would run as a formula."),
 }
 # Each page a section of its own (a heading): a page's words are found on that page.

@@ -13,27 +13,13 @@ from pytest_django.fixtures import Settings
 
 from mnemosyne.evaluation.models import EvaluationSet, Evidence, Run
 from mnemosyne.library.models import Chunk, Item, Library
+from tests.evaluation.corpus import SCIENCE
 from tests.search.rerank_server import RerankServer
 
 # Legs run in threads of their own, on connections of their own: the data must be committed.
 pytestmark = pytest.mark.django_db(transaction=True)
 
-CORPUS = {
-    "tides": (
-        "Ocean tides",
-        "Tides rise and fall twice a day because the moon's gravity pulls on the oceans.",
-    ),
-    "leaves": (
-        "Photosynthesis",
-        "Green leaves turn sunlight, water and carbon dioxide into sugar and oxygen.",
-    ),
-    "volcano": ("Volcanoes", "Magma rises through the crust and erupts as lava from a volcano's vent."),
-    "bees": ("Pollination", "Honey bees carry pollen between flowers while they collect nectar."),
-    "glacier": (
-        "Glaciers",
-        "Compacted snow becomes glacier ice that slowly flows downhill under its weight.",
-    ),
-}
+CORPUS = SCIENCE
 QUERIES = {
     "q1": "why does the moon cause ocean tides",
     "q2": "how do plants make sugar from sunlight",
