@@ -85,7 +85,7 @@ def run(*, corpus_10x: Path, log: Callable[[str], None]) -> list[ConsoleTiming]:
                 shutil.rmtree(picture_dir, ignore_errors=True)
                 first.append(_get(client, picture))
             timings.append(
-                ConsoleTiming("PDF page picture, first time", 5, chunks, item_count, *_spread(first))
+                ConsoleTiming("PDF page picture, first time", 5, chunks, item_count, *spread(first))
             )
             timings.append(_timed(client, "PDF page picture, cached", picture, chunks, item_count))
         finally:
@@ -121,11 +121,12 @@ def _timed(client: httpx.Client, name: str, path: str, chunks: int, items: int) 
     for _ in range(WARMUP):
         _get(client, path)
     return ConsoleTiming(
-        name, REQUESTS, chunks, items, *_spread([_get(client, path) for _ in range(REQUESTS)])
+        name, REQUESTS, chunks, items, *spread([_get(client, path) for _ in range(REQUESTS)])
     )
 
 
-def _spread(values: list[float]) -> tuple[float, float]:
+def spread(values: list[float]) -> tuple[float, float]:
+    """The median and the 95th percentile."""
     return statistics.median(values), percentile(values, 0.95)
 
 
@@ -140,4 +141,4 @@ def _url_cost(chunks: int, items: int) -> ConsoleTiming:
         for uid in uids:
             citation_url(uid)
         runs.append((time.perf_counter() - started) * 1000)
-    return ConsoleTiming("search: the 20 hits' url fields", 200, chunks, items, *_spread(runs))
+    return ConsoleTiming("search: the 20 hits' url fields", 200, chunks, items, *spread(runs))

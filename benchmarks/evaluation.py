@@ -18,7 +18,6 @@ import functools
 import io
 import json
 import re
-import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +26,8 @@ from urllib.parse import urlencode
 
 import httpx
 
-from benchmarks.results import EvaluationBench, Timing, percentile
+from benchmarks import console
+from benchmarks.results import EvaluationBench, Timing
 
 CHUNKS = 100_000
 QUESTIONS = 300
@@ -45,7 +45,7 @@ def run(*, corpus_10x: Path, scifact: Path, log: Callable[[str], None]) -> Evalu
     from django.conf import settings
     from django.contrib.auth.models import User
 
-    from benchmarks import console, ingest, scale, search
+    from benchmarks import ingest, scale, search
 
     real = ingest.real_collection(corpus_10x, log)
     log(f"evaluation: growing the index to {CHUNKS:,} chunks")
@@ -274,6 +274,4 @@ def _record_cost(library: Any) -> Timing:
 
 
 def _timing(name: str, times: list[float]) -> Timing:
-    return Timing(
-        name=name, requests=len(times), p50_ms=statistics.median(times), p95_ms=percentile(times, 0.95)
-    )
+    return Timing(name, len(times), *console.spread(times))
