@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.conf import settings
 from django.db import connections
 
 from mnemosyne.lib.replicas import reading
 from mnemosyne.library import vector_models
 from mnemosyne.library.models import ChunkKind
-from mnemosyne.library.searchable_forms import query_form
+from mnemosyne.search import query_terms
 
 LegResult = list[tuple[int, float]]
 
@@ -54,42 +53,16 @@ def fulltext_in(
 ) -> LegResult:
     """BM25 of the items' chunks that hold a query term, from their full-text vectors."""
     images = "" if include_images else f"AND c.kind <> '{ChunkKind.IMAGE.value}'"
-    values: dict[str, Any] = {
-        "query": query_form(query),
-        "configs": list(configs),
-        "items": item_ids,
-        "limit": limit,
-        "k1": settings.SEARCH_BM25_K1,
-        "b": settings.SEARCH_BM25_B,
-        "max_terms": settings.SEARCH_BM25_MAX_QUERY_TERMS,
-    }
-    sql = f"""
-        WITH stats AS (
-            SELECT greatest(chunk_count, 1)::float8 AS n,
-                   greatest(total_length, 1)::float8 / greatest(chunk_count, 1) AS avgdl
-            FROM library_corpus_stats WHERE id = 1
-        ), q AS (
-            SELECT t.lexeme,
-                   ln(1 + (s.n - t.document_frequency + 0.5::float8) / (t.document_frequency + 0.5::float8))
-                       * (%(k1)s::float8 + 1) AS w,
-                   %(k1)s::float8 * (1 - %(b)s::float8) AS c1,
-                   %(k1)s::float8 * %(b)s::float8 / s.avgdl AS c2
-            FROM library_term t CROSS JOIN stats s
-            WHERE t.lexeme = ANY (ARRAY(
-                SELECT unnest(tsvector_to_array(to_tsvector(cfg, %(query)s)))
-                FROM unnest(%(configs)s::regconfig[]) AS cfg
-            ))
-              AND t.document_frequency > 0
-            ORDER BY w DESC, t.id
-            LIMIT %(max_terms)s
-        ), matching AS (
+    values: dict[str, Any] = query_terms.values(query, configs) | {"items": item_ids, "limit": limit}
+    sql = f"""{query_terms.SQL}
+        , matching AS (
             SELECT c.id, c.search_vector,
                    (SELECT sum(coalesce(array_length(u.positions, 1), 1))
                     FROM unnest(c.search_vector) u)::float8 AS dl
             FROM library_chunk c
             WHERE c.item_id = ANY(%(items)s) {images}
               AND c.search_vector @@ (SELECT array_to_string(array_agg(quote_literal(lexeme)), ' | ')::tsquery
-                                      FROM q)
+                                      FROM query_terms)
         )
         SELECT m.id, sum(q.w * t.tf / (t.tf + q.c1 + q.c2 * m.dl)) AS score
         FROM matching m
@@ -97,7 +70,7 @@ def fulltext_in(
             SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
             FROM unnest(m.search_vector) AS u
         ) t
-        JOIN q ON q.lexeme = t.lexeme
+        JOIN query_terms q ON q.lexeme = t.lexeme
         GROUP BY m.id
         ORDER BY score DESC, m.id
         LIMIT %(limit)s

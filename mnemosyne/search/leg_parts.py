@@ -12,7 +12,7 @@ from django.db import connections
 from mnemosyne.graph.base import merged_weights
 from mnemosyne.graph.postgres import PostgresGraphStore
 from mnemosyne.lib.replicas import reading
-from mnemosyne.search import legs
+from mnemosyne.search import legs, query_terms
 from mnemosyne.search.filters import Filters
 
 
@@ -21,8 +21,8 @@ def term_shares(query: str, filters: Filters, chunk_ids: list[int]) -> dict[int,
     chunk's BM25 score, as fulltext_leg computes it."""
     if not chunk_ids:
         return {}
-    values = legs.query_terms_values(query, filters) | {"chunk_ids": chunk_ids}
-    sql = f"""{legs.QUERY_TERMS}
+    values = query_terms.values(query, filters.text_configs) | {"chunk_ids": chunk_ids}
+    sql = f"""{query_terms.SQL}
         SELECT p.chunk_id, t.lexeme, {legs.TERM_SCORE}
         FROM query_terms q
         JOIN library_term t ON t.id = q.id

@@ -21,8 +21,7 @@ from mnemosyne.graph.concepts import query_concepts
 from mnemosyne.lib.replicas import reading
 from mnemosyne.library import vector_models
 from mnemosyne.library.models import Chunk
-from mnemosyne.library.searchable_forms import query_form
-from mnemosyne.search import document_legs
+from mnemosyne.search import document_legs, query_terms
 from mnemosyne.search.filters import Filters
 from mnemosyne.search.hits import HitChunk, HitItem, Named
 from mnemosyne.search.units import Located
@@ -87,46 +86,10 @@ OPERATOR_MAX_QUERY_CHARS = 1000
 # (found through the GIN index); one that matches more keeps the bounded reads, then its operators.
 OPERATOR_EXACT_MATCHES = 5000
 
-# Per query term: w = IDF·(k1 + 1) and the length-normalisation constants; only the query's
-# SEARCH_BM25_MAX_QUERY_TERMS rarest terms (highest IDF) are scored, so a long text pasted as a
-# query costs what a sentence does (Lucene's MoreLikeThis keeps a text's 25 best terms likewise).
-QUERY_TERMS = """
-    WITH stats AS (
-        SELECT greatest(chunk_count, 1)::float8 AS n,
-               greatest(total_length, 1)::float8 / greatest(chunk_count, 1) AS avgdl
-        FROM library_corpus_stats WHERE id = 1
-    ), query_terms AS (
-        SELECT t.id,
-               ln(1 + (s.n - t.document_frequency + 0.5::float8) / (t.document_frequency + 0.5::float8))
-                   * (%(k1)s::float8 + 1) AS w,
-               %(k1)s::float8 * (1 - %(b)s::float8) AS c1,
-               %(k1)s::float8 * %(b)s::float8 / s.avgdl AS c2
-        FROM library_term t CROSS JOIN stats s
-        WHERE t.lexeme = ANY (ARRAY(
-            SELECT unnest(tsvector_to_array(to_tsvector(cfg, %(query)s)))
-            FROM unnest(%(configs)s::regconfig[]) AS cfg
-        ))
-          AND t.document_frequency > 0
-        ORDER BY w DESC, t.id
-        LIMIT %(max_terms)s
-    )
-"""
 # Per posting: w·tf / (tf + k1·(1 - b) + k1·b·dl/avgdl), in float8 (a numeric literal would make
 # every posting's arithmetic numeric, several times slower). A chunk's BM25 is their sum.
 TERM_SCORE = "q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl)"
 _SCORE = f"sum({TERM_SCORE})"
-
-
-def query_terms_values(query: str, filters: Filters) -> dict[str, Any]:
-    """What QUERY_TERMS reads: BM25's constants, the query as the index holds numbers and periods
-    ("12,345" as 12345, "FY2019" with "fiscal 2019"), the terms kept, the libraries' languages."""
-    return {
-        "k1": settings.SEARCH_BM25_K1,
-        "b": settings.SEARCH_BM25_B,
-        "query": query_form(query),
-        "max_terms": settings.SEARCH_BM25_MAX_QUERY_TERMS,
-        "configs": list(filters.text_configs),
-    }
 
 
 def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
@@ -146,7 +109,7 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
         "rescore": max(limit, settings.SEARCH_BM25_RESCORE),
         "limit": limit,
     }
-    values: dict[str, Any] = query_terms_values(query, filters) | params | bounds
+    values: dict[str, Any] = query_terms.values(query, filters.text_configs) | params | bounds
     query = values["query"]
     matching = ""
     if len(query) <= OPERATOR_MAX_QUERY_CHARS and _OPERATORS.search(query):
@@ -159,7 +122,7 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
         )
         values |= {f"config_{index}": config for index, config in enumerate(filters.text_configs)}
         matching = f"WHERE p.chunk_id IN (SELECT id FROM library_chunk WHERE {matches})"
-    sql = f"""{QUERY_TERMS}
+    sql = f"""{query_terms.SQL}
         , candidates AS (
             SELECT p.chunk_id, {_SCORE} AS score
             FROM query_terms q
@@ -212,7 +175,7 @@ def _score_chunks(chunk_ids: list[int], where: str, values: dict[str, Any]) -> l
     """BM25 of the given chunks over all their query terms' postings (the primary key's index)."""
     if not chunk_ids:
         return []
-    sql = f"""{QUERY_TERMS}
+    sql = f"""{query_terms.SQL}
         SELECT p.chunk_id, {_SCORE} AS score
         FROM query_terms q
         JOIN library_posting p ON p.term_id = q.id AND p.chunk_id = ANY (%(chunk_ids)s) {where}

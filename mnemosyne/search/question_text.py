@@ -6,8 +6,9 @@ details shown in the cash flow statement.", "You are a financial analyst." Their
 in the documents and blur the query's vector. `content` is the question without them (what the
 vector legs embed); the instruction's own content stays ("…shown in the cash flow statement" keeps
 "cash flow statement"). The full-text legs read the whole question: BM25 weighs each word by its
-rarity already, and a unit the question names ("in USD millions") is evidence for the page of a
-statement printed "(In millions)" (measured: docs/benchmarks.md, "Long documents").
+rarity already (a function word at most as the median content word: query_terms.py), and a unit
+the question names ("in USD millions") is evidence for the page of a statement printed "(In
+millions)" (measured: docs/benchmarks.md, "Long documents").
 
 `pages_named` reads the pages a question points at ("on page 14", "the second page", "the cover
 page", "slide 3"): their chunks are preferred (search/units.py).

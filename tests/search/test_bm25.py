@@ -59,8 +59,15 @@ def lexemes(text: str) -> Counter[str]:
 
 
 def reference_bm25(
-    query: str, texts: list[str], k1: float, b: float, *, terms: set[str] | None = None
+    query: str,
+    texts: list[str],
+    k1: float,
+    b: float,
+    *,
+    terms: set[str] | None = None,
+    weights: dict[str, float] | None = None,
 ) -> list[float]:
+    """BM25 of each text; `weights` gives a term's IDF·(k1 + 1) in place of its own."""
     documents = [lexemes(text) for text in texts]
     terms = set(lexemes(query)) if terms is None else terms
     n = len(documents)
@@ -71,9 +78,10 @@ def reference_bm25(
         score = 0.0
         for term in terms & set(document):
             df = sum(1 for other in documents if term in other)
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * (k1 + 1)
+            weight = (weights or {}).get(term, weight)
             tf = document[term]
-            score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+            score += weight * tf / (tf + k1 * (1 - b + b * dl / avgdl))
         scores.append(score)
     return scores
 
