@@ -29,7 +29,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.results import DocumentsResult, ManualStats, StageTimes
+from benchmarks.documents_results import DocumentsResult, ManualStats, StageTimes
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = Path(__file__).resolve().parent / "data" / "manual_questions.json"

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.results import FilingsResult
+from benchmarks.documents_results import FilingsResult
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "filings"

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.results import OcrRun
+from benchmarks.documents_results import OcrRun
 
 # (manual, page): prose, lists, code and a table of contents, from five manuals.
 PAGES = (

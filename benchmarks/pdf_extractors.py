@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.results import ExtractorRun
+from benchmarks.documents_results import ExtractorRun
 
 ROUNDS = 3
 _RUN_TOGETHER = re.compile(r"[^\W\d_]{26,}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import median
 
-from benchmarks import copies_results, filings, load_results, million_report
+from benchmarks import copies_results, documents_report, filings, load_results, million_report
 from benchmarks.cells import mib, number, verdict
 from benchmarks.results import (
     INGEST_RATIO_TARGET,
@@ -20,14 +20,9 @@ from benchmarks.results import (
     BenchResult,
     ConsoleTiming,
     DiversityTiming,
-    DocumentsResult,
     EvaluationBench,
-    ExtractorRun,
-    FormatAnswer,
     IngestResult,
-    OcrRun,
     SearchSize,
-    SyncResult,
 )
 
 START_MARKER = "<!-- bench:results:start -->"
@@ -76,13 +71,13 @@ def render(result: BenchResult) -> str:
     if result.evaluation:
         lines += _evaluation(result.evaluation)
     if result.extractors:
-        lines += _extractors(result.extractors)
+        lines += documents_report.extractors(result.extractors)
     if result.documents is not None:
-        lines += _documents(result.documents)
+        lines += documents_report.documents(result.documents)
     if result.filings is not None:
         lines += filings.section(result.filings)
     if result.ocr:
-        lines += _ocr(result.ocr)
+        lines += documents_report.ocr(result.ocr)
     if result.load is not None:
         lines += load_results.section(result.load)
     if result.million is not None:
@@ -90,122 +85,12 @@ def render(result: BenchResult) -> str:
     if result.copies is not None:
         lines += copies_results.section(result.copies)
     if result.sync is not None:
-        lines += _sync(result.sync)
+        lines += documents_report.sync(result.sync)
     if result.formats:
-        lines += _formats(result.formats)
+        lines += documents_report.formats(result.formats)
     if result.notes:
         lines += ["Notes:", "", *(f"- {note}" for note in result.notes), ""]
     return "\n".join(lines)
-
-
-def _documents(documents: DocumentsResult) -> list[str]:
-    lines = [
-        f"### Real documents ({len(documents.manuals)} Debian PDF manuals, {documents.pages} pages)",
-        "",
-        "| manual | pages | bookmarks | text chunks | under 50 chars | with a ligature "
-        "| run-together words | without a section |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for m in documents.manuals:
-        unsectioned = "—" if m.bookmarks else str(m.without_section)
-        lines.append(
-            f"| {m.name} | {m.pages} | {'yes' if m.bookmarks else 'no'} | {m.chunks} | {m.under_50_chars} "
-            f"| {m.with_ligature} | {m.run_together} | {unsectioned} |"
-        )
-    lines += [
-        "",
-        f"Questions answered on the cited pages of the first three hits (success@3): "
-        f"**{documents.found_at_3} of {documents.questions}** ({documents.success_at_3:.0%}).",
-        "",
-    ]
-    if documents.misses:
-        lines += ["Missed:", "", *(f"- {miss}" for miss in documents.misses), ""]
-    if documents.stages is not None:
-        stages = documents.stages
-        lines += [
-            f"Ingest of all the manuals (`ingest_paths`): {number(documents.ingest_seconds)} s for "
-            f"{documents.ingest_chunks:,} chunks ({number(documents.pages / documents.ingest_seconds)} "
-            f"pages/s, {number(documents.ingest_chunks / documents.ingest_seconds)} chunks/s). "
-            "Each stage alone, side by side, medians of three rounds:",
-            "",
-            "| parsing (text, layout, tables) | chunking | embedding | parsing / embedding |",
-            "|---|---|---|---|",
-            f"| {number(stages.parse, 2)} s | {number(stages.chunk, 2)} s | {number(stages.embed, 2)} s "
-            f"| {number(stages.layout_share * 100, 1)} % (target ≤ 20 %: "
-            f"{verdict(stages.layout_share <= 0.2)}) |",
-            "",
-        ]
-    return lines
-
-
-def _extractors(runs: list[ExtractorRun]) -> list[str]:
-    manuals = sorted({run.manual for run in runs})
-    lines = [
-        f"### PDF text extraction, plain, without layout analysis ({len(manuals)} manuals)",
-        "",
-        "| library | pages/s, median over the manuals | slowest manual, pages/s "
-        "| tokens over 25 letters (words run together) | ligature characters left |",
-        "|---|---|---|---|---|",
-    ]
-    for library in dict.fromkeys(run.library for run in runs):
-        mine = [run for run in runs if run.library == library]
-        rates = [run.pages / run.seconds for run in mine if run.seconds > 0]
-        lines.append(
-            f"| {library} | {number(median(rates), 0)} | {number(min(rates), 0)} "
-            f"| {sum(run.run_together for run in mine):,} | {sum(run.ligatures for run in mine):,} |"
-        )
-    return [*lines, ""]
-
-
-def _formats(answers: list[FormatAnswer]) -> list[str]:
-    lines = [
-        "### Real samples of the formats (tests/fixtures/formats), one question each",
-        "",
-        "| file | parsed as | question | rank of the file | cited section | chunk | text |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    escaped_bar = "\\|"
-    lines += [
-        f"| `{a.filename}` | {a.item_type} | {a.question} | {a.rank or '**not in 10**'} | {a.section or '—'} "
-        f"| `{a.chunk_uid}` | {a.preview.replace('|', escaped_bar)} |"
-        for a in answers
-    ]
-    return [*lines, ""]
-
-
-def _sync(sync: SyncResult) -> list[str]:
-    return [
-        f"### Sources kept in sync ({sync.files:,} Markdown files, a directory source)",
-        "",
-        "| sync | seconds | share of the full ingest |",
-        "|---|---|---|",
-        f"| first (the full ingest, {sync.files:,} files added) | {number(sync.full_seconds, 1)} | 100 % |",
-        f"| after {sync.changed} files ({sync.changed / sync.files:.0%}) changed "
-        f"({sync.incremental_updated} updated) | {number(sync.incremental_seconds, 2)} "
-        f"| {sync.incremental_seconds / sync.full_seconds:.1%} |",
-        f"| nothing changed | {number(sync.noop_seconds, 2)} | {sync.noop_seconds / sync.full_seconds:.1%} |",
-        "",
-        f"`sync --watch`, edit on disk → searchable, over {sync.watch_edits} edits: p50 "
-        f"{number(sync.watch_p50_seconds, 2)} s, max {number(sync.watch_max_seconds, 2)} s.",
-        "",
-    ]
-
-
-def _ocr(runs: list[OcrRun]) -> list[str]:
-    lines = [
-        "### OCR of scanned pages (rendered from the manuals, image-only PDFs)",
-        "",
-        "| dpi | pages | word accuracy | median page | worst page | pages/s | before splitting run-together "
-        "words: word accuracy | run-together words, before → after |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {run.dpi} | {run.pages} | {run.word_accuracy:.1%} | {run.median_page:.1%} "
-        f"| {run.worst_page:.1%} | {number(run.pages_per_second, 2)} | {run.word_accuracy_unsplit:.1%} "
-        f"| {run.run_together_unsplit:.2%} → {run.run_together:.2%} |"
-        for run in runs
-    ]
-    return [*lines, ""]
 
 
 def _diversity(timings: list[DiversityTiming]) -> list[str]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.corpus import Document, write_markdown_corpus
-from benchmarks.results import SyncResult
+from benchmarks.documents_results import SyncResult
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITS = 20
