@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import transaction
 
 from mnemosyne.embedding import Embedder
-from mnemosyne.ingestion import failures, reading_notes
+from mnemosyne.ingestion import chunk_objects, failures, reading_notes
 from mnemosyne.ingestion.cover_reading import identify
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.identity import Identity, document_line, with_given
@@ -37,7 +37,7 @@ from mnemosyne.ingestion.planning import PlannedChunk, page_texts, plan_chunks, 
 from mnemosyne.ingestion.services import ItemChunks, forget_logged_statements, record_stages, replace_chunks
 from mnemosyne.lib.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
 from mnemosyne.library import services, vector_models
-from mnemosyne.library.models import Chunk, Collection, Item
+from mnemosyne.library.models import Collection, Item
 from mnemosyne.storage import ChunkStore, StorageError, keys
 
 logger = logging.getLogger(__name__)
@@ -366,13 +366,13 @@ def _write(
     results: list[IngestResult] = []
     for claim, entry in zip(claimed, entries, strict=True):
         try:
-            _store_objects(entry, store)
+            chunk_objects.put(entry, store)
         except Exception as exc:
             if isinstance(exc, StorageError):  # the outage itself is logged once, by the store's watcher
                 logger.warning("storing the chunks of %s failed: %s", claim.document.source, exc)
             else:
                 logger.exception("storing the chunks of %s failed", claim.document.source)
-            _discard_new_objects(entry, store)
+            chunk_objects.discard_new(entry, store)
             results.append(_fail(claim.item, claim.document.source, exc))
         else:
             stored.append((claim, entry))
@@ -389,7 +389,7 @@ def _write(
         logger.warning("writing a batch of %d items failed; writing them one at a time", len(stored))
         return results + [_write_one(claim, entry, store, model) for claim, entry in stored]
     for claim, entry in stored:
-        _delete_old_objects(store, old_prefixes[claim.item.pk], keep=entry.prefix)
+        chunk_objects.delete_old(store, old_prefixes[claim.item.pk], keep=entry.prefix)
         results.append(_written(claim, entry))
     return results
 
@@ -401,39 +401,10 @@ def _write_one(claim: _Claimed, entry: ItemChunks, store: ChunkStore, model: _Mo
             old_prefixes = replace_chunks([entry])
     except Exception as exc:
         logger.exception("writing %s failed", claim.document.source)
-        _discard_new_objects(entry, store)
+        chunk_objects.discard_new(entry, store)
         return _fail(claim.item, claim.document.source, exc)
-    _delete_old_objects(store, old_prefixes[claim.item.pk], keep=entry.prefix)
+    chunk_objects.delete_old(store, old_prefixes[claim.item.pk], keep=entry.prefix)
     return _written(claim, entry)
-
-
-def _store_objects(entry: ItemChunks, store: ChunkStore) -> None:
-    if entry.original:
-        store.put(keys.original_key(entry.prefix), entry.original)
-    for number, text in entry.pages:
-        store.put(keys.page_key(entry.prefix, number), text.encode("utf-8"))
-    for ordinal, chunk in enumerate(entry.chunks):
-        store.put(keys.text_key(entry.prefix, ordinal), chunk.span.text.encode("utf-8"))
-        if chunk.image is not None:
-            store.put(keys.image_key(entry.prefix, ordinal, chunk.image_extension), chunk.image.data)
-
-
-def _discard_new_objects(entry: ItemChunks, store: ChunkStore) -> None:
-    """Remove what a failed write stored, unless the item's current chunks point there too."""
-    in_use = Chunk.objects.filter(item_id=entry.item.pk, storage_key__startswith=f"{entry.prefix}/").exists()
-    if not in_use:
-        try:
-            store.delete_prefix(entry.prefix)
-        except StorageError as exc:
-            logger.warning("could not remove the objects under %s: %s", entry.prefix, exc)
-        except Exception:
-            logger.exception("could not remove the objects under %s", entry.prefix)
-
-
-def _delete_old_objects(store: ChunkStore, old_prefixes: set[str], *, keep: str) -> None:
-    # Only after the new chunks are committed.
-    for old_prefix in old_prefixes - {keep}:
-        store.delete_prefix(old_prefix)
 
 
 def _written(claim: _Claimed, entry: ItemChunks) -> IngestResult:
