@@ -66,12 +66,10 @@ def test_a_rare_function_word_weighs_the_median_content_term(settings: Settings)
 def test_a_common_function_word_and_a_question_of_function_words_alone_keep_their_rarity(
     settings: Settings,
 ) -> None:
-    add_chunks([*TEXTS, "Inside the box, inside the lid, inside the case.", "Inside again."])
+    texts = [*TEXTS, "Inside the box, inside the lid, inside the case.", "Inside again."]
+    add_chunks(texts)
     k1 = settings.SEARCH_BM25_K1
-    documents = [
-        lexemes(text)
-        for text in [*TEXTS, "Inside the box, inside the lid, inside the case.", "Inside again."]
-    ]
+    documents = [lexemes(text) for text in texts]
     df = sum(1 for document in documents if "insid" in document)
     rarity = math.log(1 + (len(documents) - df + 0.5) / (df + 0.5)) * (k1 + 1)
     assert weights("inside")["insid"] == pytest.approx(rarity, rel=1e-9)
@@ -88,7 +86,7 @@ def test_the_full_text_leg_scores_with_those_weights(settings: Settings) -> None
     weighed = reference_bm25(QUESTION, TEXTS, k1, b, weights={"insid": weights(QUESTION)["insid"]})
     by_rarity = reference_bm25(QUESTION, TEXTS, k1, b)
     for chunk, expected in zip(chunks, weighed, strict=True):
-        assert found[chunk.pk] == pytest.approx(expected, rel=1e-9)
+        assert found.get(chunk.pk, 0.0) == pytest.approx(expected, rel=1e-9)
     # By rarity alone the chunk that says "inside" ranks first; weighed, below the answer.
     assert max(range(len(TEXTS)), key=by_rarity.__getitem__) == 1
     assert weighed[1] < weighed[0]
