@@ -8,11 +8,20 @@ from collections.abc import Mapping, Sequence
 
 def ndcg_at_k(ranked: Sequence[str], relevant: Mapping[str, int], k: int = 10) -> float:
     """nDCG@k with graded relevance and the log2(rank + 1) discount; 0 when nothing is relevant."""
-    gains = [relevant.get(doc, 0) for doc in ranked[:k]]
-    dcg = sum(gain / math.log2(rank + 2) for rank, gain in enumerate(gains) if gain > 0)
-    ideal = sorted((grade for grade in relevant.values() if grade > 0), reverse=True)[:k]
-    idcg = sum(gain / math.log2(rank + 2) for rank, gain in enumerate(ideal))
-    return dcg / idcg if idcg > 0 else 0.0
+    ideal = sorted((grade for grade in relevant.values() if grade > 0), reverse=True)
+    return ndcg([relevant.get(doc, 0) for doc in ranked], ideal, k)
+
+
+def ndcg(gains: Sequence[int], ideal: Sequence[int], k: int) -> float:
+    """The DCG@k of `gains` (each ranked result's grade, best first) over that of `ideal` (the
+    grades in their best order); 0 when the ideal has none."""
+    idcg = dcg(ideal[:k])
+    return dcg(gains[:k]) / idcg if idcg > 0 else 0.0
+
+
+def dcg(gains: Sequence[int]) -> float:
+    """Σ gain / log2(rank + 1), ranks from 1."""
+    return sum(gain / math.log2(rank + 2) for rank, gain in enumerate(gains) if gain > 0)
 
 
 def recall_at_k(ranked: Sequence[str], relevant: Mapping[str, int], k: int = 100) -> float:

@@ -8,10 +8,10 @@ MRR exactly (measures.py)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mnemosyne.evaluation import measures
 from mnemosyne.search.types import RankedHit
 
 # The hits of each answer kept with the run, to read and compare.
@@ -82,12 +82,10 @@ def score(hits: Sequence[RankedHit], expected: Sequence[Expected]) -> Scored:
                 }
             )
     rank = next((position for position, gain in enumerate(gains, start=1) if gain > 0), None)
-    dcg = sum(gain / math.log2(position + 1) for position, gain in enumerate(gains[:NDCG_DEPTH], start=1))
-    ideal = sorted((evidence.grade for evidence in expected), reverse=True)[:NDCG_DEPTH]
-    idcg = sum(gain / math.log2(position + 1) for position, gain in enumerate(ideal, start=1))
+    ideal = sorted((evidence.grade for evidence in expected), reverse=True)
     return Scored(
         rank=rank,
-        ndcg_at_10=dcg / idcg if idcg > 0 else 0.0,
+        ndcg_at_10=measures.ndcg(gains, ideal, NDCG_DEPTH),
         reciprocal_rank=1.0 / rank if rank is not None and rank <= MRR_DEPTH else 0.0,
         recall=len(claimed) / len(expected) if expected else 0.0,
         hits=kept,
