@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST
 from mcp_server.auth.principal import Principal
 from mcp_server.console.access import console_view, managed_libraries
 from mnemosyne.evaluation import runs, services, tasks
-from mnemosyne.evaluation.models import EvaluationSet, Run
+from mnemosyne.evaluation.models import EvaluationSet, Run, RunStatus
 from mnemosyne.evaluation.set_imports import import_file
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import InvalidArgument
@@ -89,7 +89,7 @@ def sets(request: HttpRequest, principal: Principal) -> HttpResponse:
             return HttpResponseRedirect(reverse("console:evaluation-set", args=[made.uid]))
     listed = _kept(managed).annotate(question_count=Count("questions", distinct=True))
     context = {
-        "sets": [(found, found.runs.filter(status="done").first()) for found in listed],
+        "sets": [(found, found.runs.filter(status=RunStatus.DONE).first()) for found in listed],
         "libraries": list(libraries),
         "problem": problem,
         "posted": request.POST if problem else {},
@@ -123,7 +123,7 @@ def _set_page(
         found.questions.prefetch_related("evidence__item").order_by("position"), QUESTIONS_PER_PAGE
     ).get_page(request.GET.get("page"))
     listed = list(found.runs.select_related("created_by")[:RUNS_SHOWN])
-    done = [run for run in reversed(listed) if run.status == "done"]
+    done = [run for run in reversed(listed) if run.status == RunStatus.DONE]
     context = {
         "set": found,
         "questions": questions,
@@ -135,7 +135,7 @@ def _set_page(
         "problem": problem,
         "run_problem": run_problem,
         "legs": SEARCH_TYPES,
-        "active": [run for run in listed if run.status in ("queued", "running")],
+        "active": [run for run in listed if run.status in (RunStatus.QUEUED, RunStatus.RUNNING)],
     }
     return render(request, "console/evaluation_set.html", context, status=status)
 

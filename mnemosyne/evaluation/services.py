@@ -51,10 +51,7 @@ def add_answering_chunk(
     if chunk.item.collection.library_id != evaluation_set.library_id:
         raise InvalidArgument(f"that passage is not in the set's library ({evaluation_set.library.name})")
     with transaction.atomic():
-        found = next(
-            (q for q in evaluation_set.questions.filter(text__iexact=text)[:1]),
-            None,
-        )
+        found = evaluation_set.questions.filter(text__iexact=text).first()
         if found is None:
             last = evaluation_set.questions.aggregate(last=Max("position"))["last"] or 0
             found = Question.objects.create(
