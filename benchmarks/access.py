@@ -28,16 +28,18 @@ WARMUP = 50
 
 
 def run(log: Callable[[str], None]) -> list[AccessTiming]:
-    from django.test.utils import override_settings
+    from mcp_server.auth.policy_switch import switch
 
     credential, asked = _caller()
     timings = []
     for policy in ("open", "grants"):
-        with override_settings(LIBRARY_ACCESS=policy):
-            queries = _queries_per_decision(credential, asked)
-            for clients in CLIENTS:
-                log(f"access: {policy}, {clients} client(s)")
-                timings.append(_timed(policy, clients, credential, asked, queries))
+        # The policy recorded for the benchmark's own database, as an operator switches it.
+        switch(policy, actor="bench")
+        queries = _queries_per_decision(credential, asked)
+        for clients in CLIENTS:
+            log(f"access: {policy}, {clients} client(s)")
+            timings.append(_timed(policy, clients, credential, asked, queries))
+    switch("open", actor="bench")
     return timings
 
 

@@ -1,3 +1,4 @@
+import sys
 from typing import Any
 
 from django.apps import AppConfig
@@ -11,11 +12,16 @@ class McpServerConfig(AppConfig):
     def ready(self) -> None:
         from mcp_server.auth import login_throttle, sign_in_audit  # noqa: F401  (connect their receivers)
 
-        post_migrate.connect(_reconcile_policy, sender=self)
+        post_migrate.connect(_say_policy_disagreement, sender=self)
 
 
-def _reconcile_policy(sender: Any, **kwargs: Any) -> None:
-    """After `migrate` (which `serve` and `make run` run first): notice a switch of LIBRARY_ACCESS."""
-    from mcp_server.auth.library_grants import reconcile_policy
+def _say_policy_disagreement(sender: Any, **kwargs: Any) -> None:
+    """After `migrate`: the recorded access policy is left alone whatever this shell's LIBRARY_ACCESS
+    says (mcp_server/auth/access_policy.py); a disagreement is said in one line, not acted on."""
+    from mcp_server.auth.access_policy import disagreement
 
-    reconcile_policy()
+    if kwargs.get("verbosity", 1) < 1:
+        return  # a quiet migrate (`serve` runs one, then refuses to start in its own line)
+    said = disagreement()
+    if said is not None:
+        print(f"note: the recorded access policy was left as it is. {said}", file=sys.stderr)

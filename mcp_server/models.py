@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import secrets
+from collections.abc import Iterator
 from datetime import datetime
+from typing import Any, NoReturn
 
 from django.conf import settings
 from django.db import models
@@ -243,8 +247,46 @@ class OAuthToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
 
+class GrantWriteRefused(RuntimeError):
+    """A library grant written other than through mcp_server.auth.library_grants."""
+
+
+_GRANTING: contextvars.ContextVar[bool] = contextvars.ContextVar("granting", default=False)
+
+
+@contextlib.contextmanager
+def granting() -> Iterator[None]:
+    """The one door through which a grant is created or raised: library_grants.grant enters it,
+    and every other write of a LibraryGrant row (save, update, bulk_create) is refused, so no
+    code path can widen access except by someone granting it (tests/mcp_server/test_grant_writes.py)."""
+    token = _GRANTING.set(True)
+    try:
+        yield
+    finally:
+        _GRANTING.reset(token)
+
+
+def _require_granting() -> None:
+    if not _GRANTING.get():
+        raise GrantWriteRefused("library grants are written only by mcp_server.auth.library_grants.grant")
+
+
+class _GrantQuerySet(models.QuerySet["LibraryGrant"]):
+    """Grants are written one at a time by `grant` (save), never in bulk."""
+
+    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise GrantWriteRefused("library grants are not updated in bulk: use library_grants.grant")
+
+    def bulk_create(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise GrantWriteRefused("library grants are not created in bulk: use library_grants.grant")
+
+    def bulk_update(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise GrantWriteRefused("library grants are not updated in bulk: use library_grants.grant")
+
+
 class LibraryGrant(models.Model):
-    """A role on one library, given to one user or to one Django group (never both)."""
+    """A role on one library, given to one user or to one Django group (never both). Taking one
+    away (delete, cascades) is free; creating or raising one goes through `granting()`."""
 
     class Role(models.TextChoices):
         # In rising order: each role can do what the ones before it can.
@@ -268,6 +310,12 @@ class LibraryGrant(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = _GrantQuerySet.as_manager()
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        _require_granting()
+        super().save(*args, **kwargs)
+
     class Meta:
         constraints = [
             models.CheckConstraint(
@@ -286,10 +334,15 @@ class LibraryGrant(models.Model):
 
 
 class AccessPolicyState(models.Model):
-    """The LIBRARY_ACCESS policy last in force (one row), so a switch to grants is noticed once."""
+    """The library access policy this database is under (one row; none: never chosen, `open`).
+
+    Written only by an explicit, audited act (mcp_server/auth/access_policy.py: `manage.py
+    access_policy`, or a fresh database's first server start under an explicit LIBRARY_ACCESS),
+    never by whichever process started last."""
 
     policy = models.CharField(max_length=16)
     changed_at = models.DateTimeField(auto_now=True)
+    changed_by = models.CharField(max_length=150, blank=True, default="")
 
 
 class OIDCIdentity(models.Model):

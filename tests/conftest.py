@@ -22,6 +22,7 @@ from django.db import connection
 from django.test import override_settings
 
 import mnemosyne.embedding
+from mcp_server.auth import access_policy
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.embedding.sentence_transformer import verify_bundled_weights
 from mnemosyne.ingestion.outcomes import RunReport
@@ -126,6 +127,12 @@ def committed_for_the_module(django_db_blocker: Any, shared_data_dir: Path) -> I
             yield
         finally:
             call_command("flush", interactive=False, verbosity=0, reset_sequences=False)
+
+
+@pytest.fixture(autouse=True)
+def _policy_read_afresh() -> None:
+    """Each test reads the recorded access policy afresh (the process caches it a few seconds)."""
+    access_policy.forget()
 
 
 @pytest.fixture(scope="session", autouse=True)

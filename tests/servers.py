@@ -73,6 +73,25 @@ def run_manage(
     )
 
 
+@contextlib.contextmanager
+def first_choice_forgotten(env: dict[str, str] | None) -> Iterator[None]:
+    """A server started under LIBRARY_ACCESS records it as the test database's first choice
+    (access_policy.require_agreement), committed: once it has stopped, a database that had not
+    chosen before is put back at never chosen, so the servers and tests that come after start where
+    every test expects."""
+    from mcp_server.auth import access_policy
+    from mcp_server.models import AccessPolicyState, MCPAuditEvent
+
+    chosen = not env or "LIBRARY_ACCESS" not in env or AccessPolicyState.objects.exists()
+    try:
+        yield
+    finally:
+        if not chosen:
+            AccessPolicyState.objects.all().delete()
+            MCPAuditEvent.objects.filter(kind=MCPAuditEvent.Kind.POLICY_SWITCHED).delete()
+            access_policy.forget()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -122,7 +141,7 @@ def uvicorn_server(
     if workers > 1:
         command += ["--workers", str(workers)]
     log = data_dir / f"{log_name}-{port}.log"
-    with log.open("wb") as log_file:
+    with first_choice_forgotten(env), log.open("wb") as log_file:
         process = subprocess.Popen(
             command, cwd=ROOT, env=environment, stdout=log_file, stderr=subprocess.STDOUT
         )
@@ -190,7 +209,7 @@ def grpc_server(data_dir: Path, extra: dict[str, str] | None = None) -> Iterator
     environment = child_env(data_dir, extra, database=database_url())
     target = f"127.0.0.1:{free_port()}"
     command = [sys.executable, "manage.py", "serve_grpc", "--port", target.rsplit(":", 1)[1]]
-    with (data_dir / "grpc.log").open("wb") as log:
+    with first_choice_forgotten(extra), (data_dir / "grpc.log").open("wb") as log:
         process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=log)
         try:
             with grpc.insecure_channel(target) as channel:

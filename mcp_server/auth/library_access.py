@@ -1,6 +1,7 @@
 """Which libraries a person may read, change and manage, computed afresh at every request.
 
-One setting chooses the policy (LIBRARY_ACCESS):
+The database's recorded policy chooses (access_policy.py; LIBRARY_ACCESS only the first choice of
+a fresh database):
 - `open` (the default): every active user reads every library; what a token may write is its
   scopes' business, as before grants existed;
 - `grants`: a person reaches only the libraries granted to them or to one of their Django groups
@@ -16,13 +17,13 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q
 
+from mcp_server.auth import access_policy
+from mcp_server.auth.access_policy import GRANTS as GRANTS
+from mcp_server.auth.access_policy import OPEN as OPEN
 from mcp_server.models import LibraryGrant
-
-OPEN, GRANTS = "open", "grants"
 
 
 class Role(enum.IntEnum):
@@ -73,7 +74,7 @@ NOTHING = Reach(readable=frozenset(), editable=frozenset(), managed=frozenset())
 
 
 def policy() -> str:
-    return str(settings.LIBRARY_ACCESS)
+    return access_policy.in_force()
 
 
 def reach_of(user: AbstractBaseUser | AnonymousUser) -> Reach:

@@ -54,7 +54,7 @@ from starlette.routing import Mount, Route  # noqa: E402
 from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
 from mcp_server import blocking  # noqa: E402
-from mcp_server.auth import oauth_bearer  # noqa: E402
+from mcp_server.auth import access_policy, oauth_bearer  # noqa: E402
 from mcp_server.auth.oauth.routes import oauth_routes  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
 from mcp_server.transports.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
@@ -136,6 +136,25 @@ async def single_worker_only(scope: Scope, receive: Receive, send: Send) -> None
     await response(scope, receive, send)
 
 
+class PolicyAgreement:
+    """A server whose LIBRARY_ACCESS disagrees with the database's recorded access policy does not
+    start: its lifespan fails with the one line that says so (access_policy.require_agreement),
+    before any request is taken — and without a traceback, as `serve` does."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            try:
+                await anyio.to_thread.run_sync(access_policy.require_agreement, "uvicorn")
+            except access_policy.PolicyDisagreement as exc:
+                await receive()  # lifespan.startup
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+        await self.app(scope, receive, send)
+
+
 def build_app(*, owns_process: bool = True) -> Starlette:
     """The app. One that does not own its process (a test's, served in-process) leaves the
     process's model, graph store, embedded PostgreSQL and tracing to whoever does."""
@@ -204,7 +223,11 @@ def build_app(*, owns_process: bool = True) -> Starlette:
             Mount("/", app=admin),
         ],
         # Outermost first: every response carries its request id, even a refused Host's 400.
-        middleware=[Middleware(RequestIdMiddleware), Middleware(AllowedHostsMiddleware)],
+        middleware=[
+            *([Middleware(PolicyAgreement)] if owns_process else []),
+            Middleware(RequestIdMiddleware),
+            Middleware(AllowedHostsMiddleware),
+        ],
         lifespan=lifespan,
     )
 

@@ -132,8 +132,13 @@ MCP_OAUTH_REFRESH_TOKEN_SECONDS = envint(
 MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS = envbool("MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS", False)
 # Who may see which library (mcp_server/auth/library_access.py): "open" (every active user reads
 # every library; a token's scopes decide writes) or "grants" (a person reaches only the libraries
-# granted to them or their groups: manage.py grant, the admin; superusers everything).
-LIBRARY_ACCESS = envchoice("LIBRARY_ACCESS", "open", ["open", "grants"])
+# granted to them or their groups: manage.py grant, the admin; superusers everything). The policy is
+# the one recorded in the database (manage.py access_policy); this is only a fresh database's first
+# choice, and a server whose value disagrees with the record refuses to start. Unset ("") follows
+# the record (open when none).
+LIBRARY_ACCESS = (
+    envchoice("LIBRARY_ACCESS", "open", ["open", "grants"]) if envstr("LIBRARY_ACCESS", "") else ""
+)
 # Single sign-on (mcp_server/auth/single_sign_on.py), on when OIDC_ISSUER is set: people sign in to
 # the admin, the OAuth consent page and the console with the organisation's OpenID Connect provider.
 OIDC_ISSUER = envstr("OIDC_ISSUER", "").strip()

@@ -17,7 +17,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import OperationalError
 
-from mcp_server.auth import identify
+from mcp_server.auth import access_policy, identify
 from mcp_server.auth.refusals import Refusal
 from mcp_server.transports import stdio
 from mcp_server.transports.stdio import TOKEN_VARIABLE
@@ -46,8 +46,11 @@ class Command(BaseCommand):
             )
         try:
             require_current_schema()
+            access_policy.require_agreement("mcp_stdio")
         except OperationalError as exc:
             raise CommandError(f"cannot reach the database: {outages.summary(exc)}") from None
+        except access_policy.PolicyDisagreement as exc:
+            raise CommandError(str(exc)) from None
         if token:
             found = identify.identify(token)
             if isinstance(found, Refusal):

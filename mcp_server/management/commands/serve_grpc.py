@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from mcp_server.auth import access_policy
 from mcp_server.transports.grpc_api.server import SERVICE_NAME, build
 from mnemosyne.embedding import get_embedder
 from mnemosyne.management.schema import require_current_schema
@@ -30,6 +31,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         require_current_schema()
+        try:
+            access_policy.require_agreement("serve_grpc")
+        except access_policy.PolicyDisagreement as exc:
+            raise CommandError(str(exc)) from None
         get_embedder()  # loaded before the first call, not during it
         address = f"{options['host']}:{options['port']}"
         try:

@@ -24,7 +24,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcp_server import client_configs, dev_token
-from mcp_server.auth import library_access
+from mcp_server.auth import access_policy, library_access
 from mcp_server.auth.credentials import authenticate
 from mcp_server.auth.library_grants import grant
 from mcp_server.auth.services import create_token, revoke_token
@@ -68,6 +68,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", interactive=False, verbosity=0)
+        try:
+            access_policy.require_agreement("serve")
+        except access_policy.PolicyDisagreement as exc:
+            raise CommandError(str(exc)) from None
         url = f"http://{options['host']}:{options['port']}/mcp/"
         if options["demo"]:
             self._ingest_demo()
