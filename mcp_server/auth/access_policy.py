@@ -18,13 +18,16 @@ restart and a request costs no query.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
 from django.conf import settings
-from django.db import transaction
+from django.db import OperationalError, ProgrammingError, transaction
 
 from mcp_server.models import AccessPolicyState, MCPAuditEvent
+
+logger = logging.getLogger(__name__)
 
 OPEN, GRANTS = "open", "grants"
 POLICIES = (OPEN, GRANTS)
@@ -83,7 +86,19 @@ def disagreement() -> str | None:
 def require_agreement(door: str) -> None:
     """At a server's start: refuse (PolicyDisagreement, one line) when LIBRARY_ACCESS disagrees with
     the record; on a database that has never chosen, record an explicit LIBRARY_ACCESS as its first
-    choice (audited), so a later process with another setting cannot serve beside it."""
+    choice (audited), so a later process with another setting cannot serve beside it.
+
+    A database not migrated yet, or not reachable, has no record to read: the server starts, and
+    every decision still reads the record (in_force) once there is one."""
+    try:
+        _require_agreement(door)
+    except (ProgrammingError, OperationalError) as exc:
+        logger.warning(
+            "%s: the recorded access policy could not be read at start (%s)", door, exc.__class__.__name__
+        )
+
+
+def _require_agreement(door: str) -> None:
     said = disagreement()
     if said is not None:
         raise PolicyDisagreement(f"{door} not started: {said}")

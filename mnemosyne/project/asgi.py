@@ -42,7 +42,7 @@ django_app = get_asgi_application()
 
 import anyio  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
-from django.db import connection  # noqa: E402
+from django.db import connection, connections  # noqa: E402
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp  # noqa: E402
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings  # noqa: E402
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest  # noqa: E402
@@ -136,6 +136,14 @@ async def single_worker_only(scope: Scope, receive: Receive, send: Send) -> None
     await response(scope, receive, send)
 
 
+def _agreed_at_start() -> None:
+    try:
+        access_policy.require_agreement("uvicorn")
+    finally:
+        # The worker thread's connection would hold the embedded PostgreSQL open at shutdown.
+        connections.close_all()
+
+
 class PolicyAgreement:
     """A server whose LIBRARY_ACCESS disagrees with the database's recorded access policy does not
     start: its lifespan fails with the one line that says so (access_policy.require_agreement),
@@ -147,7 +155,7 @@ class PolicyAgreement:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             try:
-                await anyio.to_thread.run_sync(access_policy.require_agreement, "uvicorn")
+                await anyio.to_thread.run_sync(_agreed_at_start)
             except access_policy.PolicyDisagreement as exc:
                 await receive()  # lifespan.startup
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})

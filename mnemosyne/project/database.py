@@ -11,6 +11,7 @@ letting go (SIGKILL) is forgotten at the next start and release.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import warnings
@@ -102,7 +103,9 @@ def embedded_database_url(data_dir: Path, *, shared_buffers_mb: int) -> str:
         ).fetchone()
         if not exists:
             logger.info("creating database %s in the embedded server", EMBEDDED_DATABASE_NAME)
-            conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE_NAME}"')
+            # Another process starting at the same moment (a second worker) may make it first.
+            with contextlib.suppress(psycopg.errors.UniqueViolation):
+                conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE_NAME}"')
         for name, value in {**EMBEDDED_SERVER_SETTINGS, "shared_buffers": f"{shared_buffers_mb}MB"}.items():
             conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
         conn.execute("SELECT pg_reload_conf()")
