@@ -1,8 +1,11 @@
 """Document embeddings (ingest batches) on ONNX Runtime with int8 weights (int8_graph.py).
 
-Batches are sorted by length (less padding) and run on one single-threaded session per core at
-once: on a 2-core machine about 2 times torch's chunks/s ingesting SciFact, whose train nDCG@10
-moves from 0.736 to 0.735 (docs/benchmarks.md); vectors at cosine ≈ 0.99 of torch's.
+Each text is run alone, longest first, on one single-threaded session per core at once. Alone,
+because the int8 graph quantizes its activations on the fly with one scale per tensor: run in a
+batch, a text's vector would depend on the texts beside it (cosine 0.984 to 0.9999 for the same text),
+and re-ingesting a document beside others would move its vectors and its rankings. Alone, the same
+text always gets the same vector, bit for bit — and no padding is computed, which on SciFact makes
+it no slower than batches of 16 (docs/benchmarks.md). Vectors at cosine ≈ 0.99 of torch's.
 
 Every load compares the int8 vectors with torch's on probe sentences; below
 int8_graph.MIN_PROBE_COSINE, or when quantization fails, ingest stays on torch and a warning says why.
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
 class OnnxDocumentEncoder:
     """Batches on int8 sessions, one single-threaded session per worker thread."""
 
-    def __init__(self, word_pieces: WordPieces, *, path: Path, parallel: int, batch_size: int) -> None:
+    def __init__(self, word_pieces: WordPieces, *, path: Path, parallel: int) -> None:
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
@@ -44,20 +47,14 @@ class OnnxDocumentEncoder:
         # Each worker thread tokenizes on a tokenizer of its own (word_pieces.py).
         self._word_pieces = word_pieces
         self._input_names = [node.name for node in self._sessions[0].get_inputs()]
-        self._batch_size = batch_size
         self._pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="embed-documents")
         self._free = list(range(parallel))
         self._free_lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        # Longest first, so the sessions finish together; each text alone (see above).
         order = sorted(range(len(texts)), key=lambda index: len(texts[index]), reverse=True)
-        batches = [
-            order[start : start + self._batch_size] for start in range(0, len(order), self._batch_size)
-        ]
-        # The batches' vectors in sorted order, put back in the texts' order.
-        vectors = np.concatenate(
-            list(self._pool.map(lambda batch: self._run([texts[i] for i in batch]), batches))
-        )
+        vectors = np.concatenate(list(self._pool.map(lambda index: self._run([texts[index]]), order)))
         result = np.empty_like(vectors)
         result[order] = vectors
         return result
@@ -83,21 +80,20 @@ def build(
     weights_sha256: str,
     cache_dir: Path,
     parallel: int,
-    batch_size: int,
 ) -> OnnxDocumentEncoder:
     """Quantize (once) and load the encoder, checked against torch; raises QueryEncoderUnavailable."""
 
     source = exported(model, model_id=model_id, weights_sha256=weights_sha256, cache_dir=cache_dir)
-    return load(source, word_pieces=word_pieces, expected=expected, parallel=parallel, batch_size=batch_size)
+    return load(source, word_pieces=word_pieces, expected=expected, parallel=parallel)
 
 
 def load(
-    source: Path, *, word_pieces: WordPieces, expected: np.ndarray, parallel: int, batch_size: int
+    source: Path, *, word_pieces: WordPieces, expected: np.ndarray, parallel: int
 ) -> OnnxDocumentEncoder:
     """The encoder on the int8 form of the exported graph at `source`, checked against `expected`."""
 
     def make() -> OnnxDocumentEncoder:
         path = int8_graph.ensure_quantized(source)
-        return OnnxDocumentEncoder(word_pieces, path=path, parallel=parallel, batch_size=batch_size)
+        return OnnxDocumentEncoder(word_pieces, path=path, parallel=parallel)
 
     return checked(expected, make, minimum=int8_graph.MIN_PROBE_COSINE, graph="int8")

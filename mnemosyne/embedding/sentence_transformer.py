@@ -66,14 +66,12 @@ class SentenceTransformerEmbedder:
         model_dir: Path,
         *,
         model_id: str,
-        batch_size: int,
         weights_sha256: str | None = None,
         query_backend: str = "torch",
         document_backend: str = "torch",
         recent_queries: int = 0,
     ) -> None:
         self.model_id = model_id
-        self._batch_size = batch_size
         # The model is shared by threads (MCP tool calls run in a thread pool).
         self._lock = threading.Lock()
         # Query vectors kept, least recently used first out; 0 keeps none.
@@ -133,7 +131,6 @@ class SentenceTransformerEmbedder:
                     weights_sha256=weights_sha256,
                     cache_dir=settings.EMBEDDING_CACHE_DIR,
                     parallel=_cores(),
-                    batch_size=self._batch_size,
                 ),
             )
             if self._document_encoder is not None:
@@ -180,7 +177,6 @@ class SentenceTransformerEmbedder:
                 word_pieces=word_pieces,
                 expected=record.probes,
                 parallel=_cores(),
-                batch_size=self._batch_size,
             )
         except query_encoder.QueryEncoderUnavailable as exc:
             logger.warning("the checked encoder graphs do not check out now (%s): loading the model", exc)
@@ -206,9 +202,11 @@ class SentenceTransformerEmbedder:
             if self._document_encoder is not None:
                 vectors = self._document_encoder.embed(texts)
             else:
+                # Each text alone, as the int8 encoder does: a text's vector never depends on
+                # the texts embedded beside it (padding changes the float sums' shapes).
                 vectors = self._loaded_model().encode(
                     list(texts),
-                    batch_size=self._batch_size,
+                    batch_size=1,
                     normalize_embeddings=True,
                     convert_to_numpy=True,
                     show_progress_bar=False,
@@ -297,7 +295,6 @@ def load_embedder(name: str) -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder(
         model_dir,
         model_id=name,
-        batch_size=settings.EMBEDDING_BATCH_SIZE,
         weights_sha256=weights_sha256,
         query_backend=settings.EMBEDDING_QUERY_BACKEND,
         document_backend=settings.EMBEDDING_DOCUMENT_BACKEND,

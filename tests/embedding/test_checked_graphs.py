@@ -84,7 +84,6 @@ def test_a_graph_changed_since_its_check_is_checked_against_the_model_again(
         return SentenceTransformerEmbedder(
             bundled_model_dir(),
             model_id="all-MiniLM-L6-v2",
-            batch_size=8,
             weights_sha256=BUNDLED_MODEL_SHA256,
             query_backend="onnx",
             document_backend="onnx-int8",

@@ -36,7 +36,6 @@ def bundled_embedder(
     return SentenceTransformerEmbedder(
         bundled_model_dir(),
         model_id="all-MiniLM-L6-v2",
-        batch_size=4,
         weights_sha256=BUNDLED_MODEL_SHA256,
         query_backend=query_backend,
         document_backend=document_backend,
@@ -67,6 +66,24 @@ def test_batches_on_int8_are_close_to_torch_and_keep_their_order(
     # In the input's order (batches run sorted by length, on several sessions at once).
     assert cosines.min() > 0.97 and cosines.mean() > 0.98
     assert np.allclose(got[0], got[5], atol=1e-6), "the same text gives the same vector"
+
+
+@pytest.mark.parametrize("backend", ["onnx-int8", "torch"])
+def test_a_text_gets_the_same_vector_bit_for_bit_whatever_it_is_embedded_with(
+    embedder: SentenceTransformerEmbedder, settings: Settings, tmp_path: Path, backend: str
+) -> None:
+    model = bundled_embedder(tmp_path, settings, document_backend=backend)
+    assert model.document_backend == backend
+    text = TEXTS[1]
+    alone = np.asarray(model.embed_batch([text])[0], dtype=np.float64).tobytes()
+    batches = [
+        [text, TEXTS[0], TEXTS[3]],  # beside a longer and a shorter text
+        [TEXTS[4], TEXTS[2], text],  # last, beside a text the model cuts at its window
+        [*TEXTS[:5], text, *TEXTS[5:9]],  # in the middle of ten
+    ]
+    for batch in batches:
+        vectors = model.embed_batch(batch)
+        assert np.asarray(vectors[batch.index(text)], dtype=np.float64).tobytes() == alone
 
 
 def test_the_quantized_graph_is_made_once(

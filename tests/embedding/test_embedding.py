@@ -99,7 +99,6 @@ def test_an_unusable_cache_falls_back_to_torch(tmp_path: Path, settings: Setting
     fallback = SentenceTransformerEmbedder(
         bundled_model_dir(),
         model_id="all-MiniLM-L6-v2",
-        batch_size=8,
         weights_sha256=BUNDLED_MODEL_SHA256,
         query_backend="onnx",
     )
@@ -121,7 +120,7 @@ def test_the_query_cache_keeps_only_its_size(
     size: int, asked: list[str], embedded: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     embedder = SentenceTransformerEmbedder(
-        bundled_model_dir(), model_id="all-MiniLM-L6-v2", batch_size=8, recent_queries=size
+        bundled_model_dir(), model_id="all-MiniLM-L6-v2", recent_queries=size
     )
     runs: list[str] = []
     encode = embedder.embed_batch
