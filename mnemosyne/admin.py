@@ -10,11 +10,11 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from mnemosyne.ingestion.identity import InvalidIdentity, parse_given
 from mnemosyne.ingestion.identity_corrections import corrections
 from mnemosyne.ingestion.tasks import correct_identity, sync_once
 from mnemosyne.library.models import Item, Source
 from mnemosyne.library.services import delete_item
+from mnemosyne.profiles.identity import InvalidIdentity, parse_given
 from mnemosyne.storage import get_chunk_store
 
 # The item's fields a person may correct, by the identity key each is.

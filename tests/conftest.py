@@ -29,6 +29,7 @@ from mnemosyne.ingestion.outcomes import RunReport
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Collection, Library
 from mnemosyne.library.services import ensure_collection, ensure_library
+from mnemosyne.profiles import query_rules
 from tests.servers import uvicorn_server
 from tests.stand_in_embedder import StandInEmbedder
 
@@ -130,9 +131,11 @@ def committed_for_the_module(django_db_blocker: Any, shared_data_dir: Path) -> I
 
 
 @pytest.fixture(autouse=True)
-def _policy_read_afresh() -> None:
-    """Each test reads the recorded access policy afresh (the process caches it a few seconds)."""
+def _read_afresh() -> None:
+    """Each test reads the recorded access policy and the libraries' synonym sets afresh (the
+    process caches each a few seconds)."""
     access_policy.forget()
+    query_rules.forget()
 
 
 @pytest.fixture(scope="session", autouse=True)

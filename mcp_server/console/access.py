@@ -97,6 +97,14 @@ def managed_libraries(user: AbstractBaseUser | AnonymousUser) -> frozenset[int] 
     return managed
 
 
+def may_manage(user: AbstractBaseUser | AnonymousUser, library_id: int) -> bool:
+    """Whether this person keeps the library's profile and synonym sets: staff, or its managers."""
+    if getattr(user, "is_staff", False):
+        return True
+    managed = reach_of(user).managed
+    return managed is None or library_id in managed
+
+
 def decide(principal: Principal, **uids: str) -> None:
     """Whether this person may read what the uids name (library_uid, collection_uid, item_uid,
     chunk_uid): Http404 when one lies outside what they see (or does not exist)."""

@@ -13,11 +13,14 @@ from django.shortcuts import render
 from mcp_server.auth.principal import Principal
 from mcp_server.auth.refusals import WRITE
 from mcp_server.console import item_text as text_view
-from mcp_server.console.access import console_view, decide
+from mcp_server.console.access import console_view, decide, may_manage
 from mcp_server.console.chunk_flags import flags_of
 from mnemosyne.ingestion.status import counts_by_status
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Chunk, EmbeddingStatus, IngestJob, Item, Library
+from mnemosyne.profiles.catalog import PROFILES, profile_of
+from mnemosyne.profiles.models import SynonymSet
+from mnemosyne.profiles.rules_listing import rule_lines
 
 # Items on one page of a collection; the next page starts after the last one's (title, id).
 ITEMS_PER_PAGE = 50
@@ -59,7 +62,19 @@ def library(request: HttpRequest, principal: Principal, uid: str) -> HttpRespons
         )
         .select_related("library")
     )
-    return render(request, "console/library.html", {"library": found, "collections": collections})
+    return render(
+        request,
+        "console/library.html",
+        {
+            "library": found,
+            "collections": collections,
+            "profile": profile_of(found.library_type),
+            "profiles": list(PROFILES.values()),
+            "rules": rule_lines(found),
+            "synonym_sets": SynonymSet.objects.filter(library=found).order_by("name"),
+            "may_manage": may_manage(request.user, found.pk),
+        },
+    )
 
 
 @dataclass(frozen=True)

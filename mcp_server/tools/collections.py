@@ -99,7 +99,8 @@ class GetCollectionConfigArguments(Arguments):
 def get_collection_config(caller: Principal, args: GetCollectionConfigArguments) -> CollectionConfigList:
     embedder = get_embedder()
     overviews = selectors.collection_overviews(
-        collection_uid=args.collection_uid, ingest_config=ingest_config_signature(embedder)
+        collection_uid=args.collection_uid,
+        ingest_config=lambda library_type: ingest_config_signature(embedder, library_type),
     )
     # Settings are process-wide today, so every collection shares them but for the model its library
     # was embedded with (none yet: this server's) and that model's vector index; the counts are its own.

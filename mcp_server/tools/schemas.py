@@ -97,6 +97,36 @@ class RerankInfo(BaseModel):
     note: str
 
 
+class SynonymFired(BaseModel):
+    set: str = Field(description="The synonym set: one its profile ships, or one of the library's own.")
+    matched: str = Field(description="The words of the question the set matched.")
+    added: list[str] = Field(description="The terms they brought, searched for beside the question.")
+
+
+class NamedDocument(BaseModel):
+    item_uid: str
+    title: str
+    words: list[str] = Field(
+        description="The identity words of the question it matched (as the index holds them)."
+    )
+    score: float = Field(description="Its share of the question's identity weight (0-1).")
+
+
+class QuestionRules(BaseModel):
+    profile: str = Field(
+        description="The profile whose rules ran: the libraries' own, or general when the libraries searched "
+        "have different profiles."
+    )
+    profiles: list[str] = Field(description="The profiles of the libraries searched.")
+    synonyms: list[SynonymFired] = Field(description="Each synonym rule that added terms to the question.")
+    instructions_removed: list[str] = Field(
+        description="Instructions the profile declares that the vector search left out of the question."
+    )
+    documents_named: list[NamedDocument] = Field(
+        description="The documents the question's identity words name (organisation, kind, period …)."
+    )
+
+
 class SearchResult(BaseModel):
     results: list[SearchHit]
     next_cursor: str | None = Field(description="Pass as cursor (with the same arguments) for more results.")
@@ -108,6 +138,10 @@ class SearchResult(BaseModel):
         default=None,
         description="Milliseconds each leg took, when return_metadata has explain (named_ legs search "
         "within the documents the question names).",
+    )
+    rules: QuestionRules | None = Field(
+        default=None,
+        description="With explain: what the libraries' profile and synonym sets did to the question.",
     )
 
 

@@ -15,17 +15,24 @@ from mcp_server.tools.schemas import (
     ItemRef,
     LegScore,
     LibraryRef,
+    NamedDocument,
+    QuestionRules,
     RerankInfo,
     SearchHit,
     SearchResult,
+    SynonymFired,
 )
 from mcp_server.tools.spec import ArgumentError, Arguments, ToolSpec
-from mnemosyne.library.selectors import chunk_text
+from mnemosyne.library.selectors import chunk_text, item_names
 from mnemosyne.search import service
 from mnemosyne.search.filters import DocumentFilter
 from mnemosyne.search.shaping import estimate_tokens, fit_budget
 
-LibraryTypeName = Literal["general", "documentation", "research", "books", "legal", "notes", "code"]
+LibraryTypeName = Literal[
+    "general", "filings", "documentation", "research", "books", "legal", "notes", "code"
+]
+# The documents a question names, shown with explain: at most this many.
+NAMED_SHOWN = 5
 SearchType = Literal["vector", "fulltext", "graph"]
 MetadataField = Literal["explain", "text", "source", "duplicates"]
 
@@ -156,6 +163,33 @@ def search(caller: Principal, args: SearchArguments, page: Page) -> SearchResult
             if "explain" in extras
             else None
         ),
+        rules=_rules(response) if "explain" in extras else None,
+    )
+
+
+def _rules(response: service.SearchResponse) -> QuestionRules:
+    prepared, named = response.prepared, response.named
+    scores = named.scores if named is not None else {}
+    best = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))[:NAMED_SHOWN]
+    items = item_names([item_id for item_id, _ in best])
+    return QuestionRules(
+        profile=response.rules.profile.name,
+        profiles=list(response.rules.profiles),
+        synonyms=[
+            SynonymFired(set=fired.set_name, matched=fired.matched, added=list(fired.added))
+            for fired in (prepared.fired if prepared else ())
+        ],
+        instructions_removed=list(prepared.stripped if prepared else ()),
+        documents_named=[
+            NamedDocument(
+                item_uid=items[item_id][0],
+                title=items[item_id][1],
+                words=list(named.words.get(item_id, ())) if named else [],
+                score=round(score, 6),
+            )
+            for item_id, score in best
+            if item_id in items
+        ],
     )
 
 

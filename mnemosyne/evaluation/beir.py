@@ -94,7 +94,8 @@ def ensure_loaded(
     """The dataset's library, loading (or completing) its corpus when needed."""
     library = ensure_library(
         name=f"BEIR {dataset.name}",
-        library_type=LibraryType.RESEARCH,
+        # The general profile: a benchmark measures the search every library runs.
+        library_type=LibraryType.GENERAL,
         description=f"BEIR dataset {dataset.name}, loaded by `manage.py evaluate`.",
     )
     collection = ensure_collection(library=library, name="corpus")

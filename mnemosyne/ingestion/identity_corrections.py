@@ -16,12 +16,13 @@ from collections.abc import Mapping
 from django.db import connection, transaction
 
 from mnemosyne.embedding import get_embedder
-from mnemosyne.ingestion.identity import IDENTITY_KEYS, Identity, document_line, identity_words, with_given
 from mnemosyne.ingestion.item_context import chunk_header, given_by_item, identity_of, stored_pages
 from mnemosyne.ingestion.services import library_text_configs, rewrite_pages, write_postings
 from mnemosyne.library.models import Chunk, ChunkKind, Item
-from mnemosyne.library.searchable_forms import document_form
 from mnemosyne.library.selectors import chunk_text
+from mnemosyne.profiles.catalog import profile_of
+from mnemosyne.profiles.forms import document_form
+from mnemosyne.profiles.identity import IDENTITY_KEYS, Identity, document_line, identity_words, with_given
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ def refresh(item_uid: str) -> int:
         for vector in embedder.embed_batch(inputs[start : start + BATCH])
     ]
     config = library_text_configs({item.collection.library_id})[item.collection.library_id]
+    profile = profile_of(item.collection.library.library_type)
     pages = stored_pages(item, document_line(identity))
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT id FROM library_item WHERE id = %s FOR UPDATE", [item.pk])
@@ -86,17 +88,17 @@ def refresh(item_uid: str) -> int:
                 config,
                 config,
                 ids,
-                [document_form(header) for header in headers],
-                [document_form(body) for body in bodies],
+                [document_form(header, profile) for header in headers],
+                [document_form(body, profile) for body in bodies],
                 ["[" + ",".join(map(str, vector)) + "]" for vector in vectors],
             ],
         )
         cursor.execute("DELETE FROM library_posting WHERE chunk_id = ANY(%s)", [ids])
         write_postings(cursor, ids)
-        rewrite_pages(cursor, item.pk, pages, config)
+        rewrite_pages(cursor, item.pk, pages, config, profile)
         cursor.execute(
             "UPDATE library_item SET identity_vector = to_tsvector(%s::regconfig, %s) WHERE id = %s",
-            [config, document_form(identity_words(identity)), item.pk],
+            [config, document_form(identity_words(identity), profile), item.pk],
         )
     return len(chunks)
 

@@ -5,9 +5,9 @@ Re-indexing and re-embedding rebuild a stored chunk's context from these, as ing
 
 from __future__ import annotations
 
-from mnemosyne.ingestion.identity import IDENTITY_KEYS, Identity, document_line
 from mnemosyne.ingestion.planning import header_text
 from mnemosyne.library.models import Chunk, Item
+from mnemosyne.profiles.identity import IDENTITY_KEYS, Identity, document_line
 from mnemosyne.storage import ChunkNotFound, get_chunk_store, keys
 
 # The fields of a chunk's item its context is made of (for a query's `only`).
@@ -25,7 +25,7 @@ def identity_of(item: Item) -> Identity:
     """The identity an item was ingested with (its columns and metadata["identity"])."""
     extra = item.metadata.get("identity") if isinstance(item.metadata, dict) else None
     extra = extra if isinstance(extra, dict) else {}
-    year, quarter = extra.get("fiscal_year"), extra.get("fiscal_quarter")
+    year, quarter, printed = extra.get("fiscal_year"), extra.get("fiscal_quarter"), extra.get("year")
     return Identity(
         title=item.title,
         organisation=item.organisation,
@@ -35,6 +35,11 @@ def identity_of(item: Item) -> Identity:
         period=item.period,
         fiscal_year=year if isinstance(year, int) else None,
         fiscal_quarter=quarter if isinstance(quarter, int) else None,
+        authors=str(extra.get("authors", "")),
+        doi=str(extra.get("doi", "")),
+        year=printed if isinstance(printed, int) else None,
+        product=str(extra.get("product", "")),
+        version=str(extra.get("version", "")),
         given=tuple(str(key) for key in extra.get("given", []) if key in IDENTITY_KEYS),
     )
 

@@ -18,6 +18,7 @@ from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.inputs import Skipped
 from mnemosyne.ingestion.item_context import given_by_item
 from mnemosyne.library.models import Collection, EmbeddingStatus, Item
+from mnemosyne.profiles.catalog import profile_of
 
 
 class Outcome(enum.StrEnum):
@@ -100,13 +101,15 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def ingest_config_signature(embedder: Embedder) -> str:
-    """What, besides the bytes, decides an item's chunks; a change re-ingests it."""
+def ingest_config_signature(embedder: Embedder, library_type: str) -> str:
+    """What, besides the bytes, decides an item's chunks; a change re-ingests it. The library's
+    profile is part of it: another profile reads what documents are, and writes the index, its way."""
     return (
         f"{embedder.model_id}|{settings.CHUNK_MAX_TOKENS}|{settings.CHUNK_OVERLAP_TOKENS}"
         # v5: documents know what they are (identity.py) and every chunk's context says so; tables
-        # without rules; numbers indexed as typed; pages indexed.
-        f"|{settings.CHUNK_SECTION_TOKENS}|{settings.OCR}|v5"
+        # without rules; numbers indexed as typed; pages indexed. v6: what a document is, and how
+        # the index writes it, are its library profile's (mnemosyne/profiles).
+        f"|{settings.CHUNK_SECTION_TOKENS}|{settings.OCR}|v6|{profile_of(library_type).name}"
     )
 
 
@@ -135,7 +138,7 @@ def unchanged_results(
 ) -> Callable[[str, str], IngestResult | None]:
     """unchanged_result for any of `sources`, their items read with one query now."""
     items = {item.source: item for item in Item.objects.filter(collection=collection, source__in=sources)}
-    signature = ingest_config_signature(embedder)
+    signature = ingest_config_signature(embedder, collection.library.library_type)
 
     def result(source: str, digest: str) -> IngestResult | None:
         item = items.get(source)

@@ -30,7 +30,6 @@ from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import chunk_objects, failures, reading_notes
 from mnemosyne.ingestion.cover_reading import identify
 from mnemosyne.ingestion.documents import ParsedDocument
-from mnemosyne.ingestion.identity import Identity, document_line, with_given
 from mnemosyne.ingestion.item_context import given_by_item
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, ingest_config_signature, up_to_date
 from mnemosyne.ingestion.planning import PlannedChunk, page_texts, plan_chunks, with_document
@@ -38,6 +37,8 @@ from mnemosyne.ingestion.services import ItemChunks, forget_logged_statements, r
 from mnemosyne.lib.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
 from mnemosyne.library import services, vector_models
 from mnemosyne.library.models import Collection, Item
+from mnemosyne.profiles.catalog import Profile, profile_of
+from mnemosyne.profiles.identity import Identity, document_line, with_given
 from mnemosyne.storage import ChunkStore, StorageError, keys
 
 logger = logging.getLogger(__name__)
@@ -108,15 +109,17 @@ def ingest_documents(
 
     At most two batches are held at a time: the one being written and the one being embedded.
     """
-    signature = ingest_config_signature(embedder)
+    signature = ingest_config_signature(embedder, collection.library.library_type)
     # The library's vectors are this model's (recorded now if it has none): another model's
     # vectors would not be comparable with them.
     vector_models.claim(collection.library, model_id=embedder.model_id, dimensions=embedder.dim)
     model = _Model(library_id=collection.library_id, model_id=embedder.model_id)
     model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-embed")
+    # The library's profile names the readers of what each document is (mnemosyne/profiles).
+    profile = profile_of(collection.library.library_type)
     try:
         in_flight: _Batch | None = None
-        for group in _groups(documents, batch_chunks, embedder):
+        for group in _groups(documents, batch_chunks, embedder, profile):
             batch = _claim(group, collection=collection, signature=signature)
             inputs = [chunk.embedding_input for entry in batch.claimed for chunk in entry.chunks]
             if inputs:
@@ -166,7 +169,7 @@ def _report(result: IngestResult, on_progress: Callable[[IngestResult], None] | 
 
 
 def _groups(
-    documents: Iterable[DocumentInput], batch_chunks: int, embedder: Embedder
+    documents: Iterable[DocumentInput], batch_chunks: int, embedder: Embedder, profile: Profile
 ) -> Iterator[list[_Planned]]:
     """Planned documents, grouped until at least `batch_chunks` chunks (or BATCH_DOCUMENTS) are pending."""
     group: list[_Planned] = []
@@ -176,7 +179,7 @@ def _groups(
         if any(planned.document.source == document.source for planned in group):
             yield group
             group, pending_chunks = [], 0
-        planned = _plan(document, embedder)
+        planned = _plan(document, embedder, profile)
         group.append(planned)
         pending_chunks += len(planned.chunks)
         if pending_chunks >= batch_chunks or len(group) >= BATCH_DOCUMENTS:
@@ -199,10 +202,10 @@ def chunks_of(parsed: ParsedDocument, embedder: Embedder, *, document: str = "")
     )
 
 
-def _plan(document: DocumentInput, embedder: Embedder) -> _Planned:
+def _plan(document: DocumentInput, embedder: Embedder, profile: Profile) -> _Planned:
     started = time.perf_counter()
     try:
-        identity = identify(document.parsed, given=document.given)
+        identity = identify(document.parsed, profile=profile, given=document.given)
         chunks = chunks_of(document.parsed, embedder, document=document_line(identity))
     except Exception as exc:
         logger.exception("chunking %s failed", document.source)

@@ -15,14 +15,15 @@ from django.db.models.expressions import RawSQL
 from mnemosyne import graph
 from mnemosyne.graph import ChunkConcepts
 from mnemosyne.graph.concepts import extract_concepts
-from mnemosyne.ingestion.identity import Identity, document_line, identity_words
 from mnemosyne.ingestion.item_context import chunk_header, identity_of, stored_pages
 from mnemosyne.ingestion.planning import PlannedChunk
 from mnemosyne.library import services
 from mnemosyne.library.languages import text_search_config
 from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, Item, Library
-from mnemosyne.library.searchable_forms import document_form
 from mnemosyne.library.selectors import chunk_text
+from mnemosyne.profiles.catalog import Profile, profile_of
+from mnemosyne.profiles.forms import document_form
+from mnemosyne.profiles.identity import Identity, document_line, identity_words
 from mnemosyne.storage.keys import image_key, prefix_of, text_key
 
 
@@ -76,10 +77,13 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
     Chunk.objects.filter(item_id__in=by_pk).delete()
     rows: list[Chunk] = []
     planned: list[PlannedChunk] = []
-    configs = library_text_configs({item.collection.library_id for item in locked.values()})
+    library_ids = {item.collection.library_id for item in locked.values()}
+    configs = library_text_configs(library_ids)
+    profiles = library_profiles(library_ids)
     for pk, entry in by_pk.items():
         item = locked[pk]
-        rows.extend(_chunk_rows(item, entry, configs[item.collection.library_id]))
+        library_id = item.collection.library_id
+        rows.extend(_chunk_rows(item, entry, configs[library_id], profiles[library_id]))
         planned.extend(entry.chunks)
     created = Chunk.objects.bulk_create(rows, batch_size=1000)
     graph.record_chunk_concepts(
@@ -90,7 +94,7 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
     )
     with connection.cursor() as cursor:
         write_postings(cursor, [row.pk for row in created])
-        write_pages(cursor, [(locked[pk], entry) for pk, entry in by_pk.items()], configs)
+        write_pages(cursor, [(locked[pk], entry) for pk, entry in by_pk.items()], configs, profiles)
     services.mark_complete(
         items=[
             services.CompletedItem(
@@ -104,7 +108,9 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
                 document_type=entry.identity.doc_type,
                 document_date=entry.identity.date,
                 period=entry.identity.period,
-                identity_words=identity_words(entry.identity),
+                identity_words=document_form(
+                    identity_words(entry.identity), profiles[locked[pk].collection.library_id]
+                ),
                 text_config=configs[locked[pk].collection.library_id],
             )
             for pk, entry in by_pk.items()
@@ -114,12 +120,21 @@ def replace_chunks(entries: Sequence[ItemChunks]) -> dict[int, set[str]]:
 
 
 def write_pages(
-    cursor: CursorWrapper, entries: Sequence[tuple[Item, ItemChunks]], configs: dict[int, str]
+    cursor: CursorWrapper,
+    entries: Sequence[tuple[Item, ItemChunks]],
+    configs: dict[int, str],
+    profiles: dict[int, Profile],
 ) -> None:
     """Replace the items' pages (library_page): each page's full-text vector and length."""
     cursor.execute("DELETE FROM library_page WHERE item_id = ANY(%s)", [[item.pk for item, _ in entries]])
     rows = [
-        (item.pk, item.collection.library_id, item.collection_id, number, document_form(text))
+        (
+            item.pk,
+            item.collection.library_id,
+            item.collection_id,
+            number,
+            document_form(text, profiles[item.collection.library_id]),
+        )
         for item, entry in entries
         for number, text in entry.pages
     ]
@@ -167,7 +182,7 @@ def forget_logged_statements() -> None:
         connection.queries_log.clear()
 
 
-def _chunk_rows(item: Item, entry: ItemChunks, text_config: str) -> list[Chunk]:
+def _chunk_rows(item: Item, entry: ItemChunks, text_config: str, profile: Profile) -> list[Chunk]:
     collection = item.collection
     prefix = entry.prefix
     return [
@@ -191,7 +206,7 @@ def _chunk_rows(item: Item, entry: ItemChunks, text_config: str) -> list[Chunk]:
             token_count=chunk.span.token_count,
             storage_key=text_key(prefix, ordinal),
             search_vector=search_vector(
-                text_config, document_form(chunk.header), document_form(chunk.span.text)
+                text_config, document_form(chunk.header, profile), document_form(chunk.span.text, profile)
             ),
         )
         for ordinal, (chunk, vector) in enumerate(zip(entry.chunks, entry.vectors, strict=True))
@@ -221,6 +236,12 @@ def library_text_configs(library_ids: set[int]) -> dict[int, str]:
     return {library_id: text_search_config(language) for library_id, language in languages}
 
 
+def library_profiles(library_ids: set[int]) -> dict[int, Profile]:
+    """Each library's profile (its type's): how its index writes text (profiles/forms.py)."""
+    types = Library.objects.filter(id__in=library_ids).values_list("id", "library_type")
+    return {library_id: profile_of(library_type) for library_id, library_type in types}
+
+
 def write_search_vectors(ids: list[int], headers: list[str], bodies: list[str], configs: list[str]) -> None:
     """Full-text vectors and postings of chunks already written (a library's new language): over
     the full chunk text, in each chunk's library's language; headings weigh more than body text."""
@@ -248,6 +269,7 @@ def reindex_library(library: Library, report: Callable[[int], None] = lambda don
     """Rebuild the full-text vectors and postings of a library's chunks in its (new) language,
     a batch per transaction; returns how many chunks were re-indexed."""
     config = text_search_config(library.language)
+    profile = profile_of(library.library_type)
     done = 0
     last = 0
     while True:
@@ -260,8 +282,8 @@ def reindex_library(library: Library, report: Callable[[int], None] = lambda don
             reindex_documents(library)
             return done
         ids = [chunk.pk for chunk in batch]
-        headers = [document_form(chunk_header(chunk.item, chunk.section_path)) for chunk in batch]
-        bodies = [document_form(chunk_text(chunk)) for chunk in batch]
+        headers = [document_form(chunk_header(chunk.item, chunk.section_path), profile) for chunk in batch]
+        bodies = [document_form(chunk_text(chunk), profile) for chunk in batch]
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("DELETE FROM library_posting WHERE chunk_id = ANY(%s)", [ids])
             write_search_vectors(ids, headers, bodies, [config] * len(ids))
@@ -274,18 +296,21 @@ def reindex_documents(library: Library) -> None:
     """The identity and page vectors of a library's items in its (new) language, an item per
     transaction (reindex_library does their chunks)."""
     config = text_search_config(library.language)
+    profile = profile_of(library.library_type)
     for item in Item.objects.filter(collection__library=library).order_by("id"):
         identity = identity_of(item)
         pages = stored_pages(item, document_line(identity))
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
                 "UPDATE library_item SET identity_vector = to_tsvector(%s::regconfig, %s) WHERE id = %s",
-                [config, document_form(identity_words(identity)), item.pk],
+                [config, document_form(identity_words(identity), profile), item.pk],
             )
-            rewrite_pages(cursor, item.pk, pages, config)
+            rewrite_pages(cursor, item.pk, pages, config, profile)
 
 
-def rewrite_pages(cursor: CursorWrapper, item_id: int, pages: Sequence[tuple[int, str]], config: str) -> None:
+def rewrite_pages(
+    cursor: CursorWrapper, item_id: int, pages: Sequence[tuple[int, str]], config: str, profile: Profile
+) -> None:
     """Replace the full-text vectors of an item's pages (their text and context rebuilt)."""
     for number, text in pages:
         cursor.execute(
@@ -296,7 +321,7 @@ def rewrite_pages(cursor: CursorWrapper, item_id: int, pages: Sequence[tuple[int
             FROM (SELECT to_tsvector(%s::regconfig, %s) AS vector) t
             WHERE item_id = %s AND number = %s
             """,
-            [config, document_form(text), item_id, number],
+            [config, document_form(text, profile), item_id, number],
         )
 
 

@@ -1,7 +1,7 @@
 """Every background task (Django's Tasks framework), each counted and timed by one decorator, and
 the calls that queue them: a file or URL to ingest (`ingest --background`), an upload
 (`upsert_item`), a source's sync (scheduled, or asked for), an item's context after a person
-corrected what it is.
+corrected what it is, a library's documents read again under a new profile.
 
 `python manage.py db_worker` (django-tasks-db) runs the tasks, and any number of workers on any
 number of machines can share the queue in PostgreSQL. A file is read by the worker at the path it
@@ -26,17 +26,18 @@ from django.utils import timezone
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import formats, uploads
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
-from mnemosyne.ingestion.identity import Identity, given_as_text, parse_given
 from mnemosyne.ingestion.identity_corrections import record_identity, refresh
 from mnemosyne.ingestion.inputs import InputFile, Skipped, collect_inputs, is_url
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, unchanged_results
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
+from mnemosyne.ingestion.rereading import reread_library
 from mnemosyne.ingestion.runner import Report, prune_missing, read_file, read_url
 from mnemosyne.ingestion.sync.listings import SourceUnavailable
 from mnemosyne.ingestion.sync.runs import sync_source
 from mnemosyne.ingestion.task_timing import timed
 from mnemosyne.ingestion.upload_jobs import run_upload
-from mnemosyne.library.models import Collection, IngestJob, Item, Source
+from mnemosyne.library.models import Collection, IngestJob, Item, Library, Source
+from mnemosyne.profiles.identity import Identity, given_as_text, parse_given
 from mnemosyne.storage import ChunkStore, get_chunk_store
 
 
@@ -229,3 +230,13 @@ def correct_identity(item: Item, values: Mapping[str, object]) -> Identity:
 def refresh_context(*, item_uid: str) -> dict[str, object]:
     """Rebuild an item's chunks' context (vectors, full-text vectors, pages) under its identity."""
     return {"item_uid": item_uid, "chunks": refresh(item_uid)}
+
+
+@task
+@timed
+def reread_documents(*, library_uid: str) -> dict[str, object]:
+    """Read a library's documents again under its profile (rereading.py; the console's "Re-read")."""
+    library = Library.objects.filter(uid=library_uid).first()
+    if library is None:
+        return {"library": library_uid, "skipped": "no such library"}
+    return {"library": library_uid, **reread_library(library, report=lambda line: None).counts()}

@@ -13,7 +13,6 @@ from django.conf import settings
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import formats
-from mnemosyne.ingestion.identity import InvalidIdentity, given_as_text, parse_given
 from mnemosyne.ingestion.outcomes import Outcome
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_document
 from mnemosyne.ingestion.reading import Read, Refused, read_input
@@ -21,6 +20,7 @@ from mnemosyne.library import services
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Collection, Item
 from mnemosyne.library.services import delete_item
+from mnemosyne.profiles.identity import InvalidIdentity, given_as_text, parse_given
 from mnemosyne.storage import ChunkStore
 
 MAX_EXTERNAL_ID_CHARS = 500

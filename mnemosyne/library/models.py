@@ -14,7 +14,11 @@ TEXT_PREVIEW_CHARS = 500
 
 
 class LibraryType(models.TextChoices):
+    """A library's type, and so its profile (mnemosyne/profiles/catalog.py): the domain rules its
+    searches and ingests run. `general` runs none."""
+
     GENERAL = "general", "General"
+    FILINGS = "filings", "Filings and financial reports"
     DOCUMENTATION = "documentation", "Documentation"
     RESEARCH = "research", "Research papers"
     BOOKS = "books", "Books"
@@ -97,7 +101,7 @@ class Item(models.Model):
     )
     embedding_error = models.TextField(blank=True, default="")
     chunk_count = models.PositiveIntegerField(default=0)
-    # What the document is (ingestion/identity.py): read from it at ingest, or given by a person
+    # What the document is (profiles/identity.py): read from it at ingest, or given by a person
     # (metadata["identity"]["given"] lists those, which a re-ingest keeps).
     organisation = models.CharField(max_length=300, blank=True, default="")
     document_type = models.CharField(max_length=40, blank=True, default="")
@@ -265,7 +269,7 @@ class Source(models.Model):
     max_depth = models.PositiveIntegerField(default=3)
     # Minutes between scheduled syncs run by the background workers; empty: only when asked.
     every_minutes = models.PositiveIntegerField(null=True, blank=True)
-    # What its documents are, over what is read from them (ingestion/identity.py: organisation,
+    # What its documents are, over what is read from them (profiles/identity.py: organisation,
     # doc_type, date, period, title), as `add_source --meta` gives it.
     document = models.JSONField(default=dict, blank=True)
     # What the last sync saw, per file (relative path → stat and digest, or git blob): the next one
@@ -308,7 +312,7 @@ class IngestJob(models.Model):
     mime_type = models.CharField(max_length=200)
     external_id = models.CharField(max_length=500, null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
-    # What the document is, as upsert_item's `document` gives it (ingestion/identity.py).
+    # What the document is, as upsert_item's `document` gives it (profiles/identity.py).
     document = models.JSONField(default=dict, blank=True)
     # The uploaded bytes, until the job is done.
     content = models.BinaryField(default=b"", editable=False)

@@ -1,4 +1,4 @@
-"""Numbers and periods in the forms people type them, for the full-text index and its queries.
+"""Numbers in the forms people type them, for the full-text index and its queries.
 
 PostgreSQL's parser reads "12,345" as the two numbers 12 and 345, so a table's figures could only
 be found in pieces, and never by "12345". Before a text goes to `to_tsvector` (a chunk, a page, a
@@ -8,8 +8,9 @@ document's identity) and before a query does, the same rewriting is applied:
 - a negative in parentheses, as statements print them, is also indexed with its sign: a
   document's "(1,234)" becomes "1234 -1234" (a query's stays "1234": a leading "-" is the
   full-text leg's exclusion operator);
-- a fiscal period is also written out: "FY2019" and "FY19" add "fiscal 2019", "Q3" adds "third
-  quarter", so "FY2019" finds "fiscal 2019" and "Q3" finds "third quarter", and back.
+
+(A profile whose documents are versions over time also writes fiscal periods out:
+mnemosyne/profiles/periods.py.)
 
 "$" and "%" need nothing: the parser already sets them apart from the number. Pure.
 """
@@ -20,36 +21,18 @@ import re
 
 _GROUPED = re.compile(r"(?<![\d,.])(\d{1,3}(?:,\d{3})+)(\.\d+)?(?![\d,]*\d)")
 _NEGATIVE = re.compile(r"\(\s*\$?\s*(\d+(?:\.\d+)?)\s*\)")
-_FISCAL = re.compile(r"\bFY\s?'?(\d{4}|\d{2})\b", re.IGNORECASE)
-_QUARTER = re.compile(r"\b(?:Q([1-4])|([1-4])Q)\b", re.IGNORECASE)
-_ORDINALS = ("first", "second", "third", "fourth")
 
 
 def _ungrouped(text: str) -> str:
     return _GROUPED.sub(lambda match: match.group(1).replace(",", "") + (match.group(2) or ""), text)
 
 
-def _periods(text: str) -> str:
-    def fiscal(match: re.Match[str]) -> str:
-        year = match.group(1)
-        if len(year) == 2:
-            year = f"20{year}" if int(year) < 70 else f"19{year}"
-        return f"{match.group(0)} fiscal {year}"
-
-    def quarter(match: re.Match[str]) -> str:
-        number = int(match.group(1) or match.group(2))
-        return f"{match.group(0)} {_ORDINALS[number - 1]} quarter"
-
-    return _QUARTER.sub(quarter, _FISCAL.sub(fiscal, text))
-
-
 def document_form(text: str) -> str:
     """A document's text as it is indexed."""
     text = _ungrouped(text)
-    text = _NEGATIVE.sub(lambda match: f"{match.group(0)} -{match.group(1)}", text)
-    return _periods(text)
+    return _NEGATIVE.sub(lambda match: f"{match.group(0)} -{match.group(1)}", text)
 
 
 def query_form(text: str) -> str:
     """A query's text as it is matched against the index."""
-    return _periods(_ungrouped(text))
+    return _ungrouped(text)

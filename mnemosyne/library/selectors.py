@@ -7,7 +7,7 @@ a library, collection, item or chunk is treated exactly like one that does not e
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date
@@ -84,20 +84,43 @@ def library_ids_of_type(library_type: str) -> list[int]:
     return list(Library.objects.filter(library_type=library_type).values_list("id", flat=True))
 
 
-def library_traits(library_ids: list[int] | None) -> tuple[set[str], set[str]]:
-    """The languages of these libraries (None: of every library) and the embedding models their
-    vectors come from ("" for none yet). Every search without a library filter asks: one plain
-    statement, not an ORM query to build (a millisecond of CPU per search)."""
+@dataclass(frozen=True)
+class LibraryTraits:
+    """What a search needs of the libraries it reads: their languages (text-search configurations),
+    the embedding models of their vectors ("" for none yet) and their types (their profiles)."""
+
+    ids: frozenset[int]
+    languages: frozenset[str]
+    models: frozenset[str]
+    types: frozenset[str]
+
+
+def library_traits(library_ids: list[int] | None) -> LibraryTraits:
+    """The traits of these libraries (None: of every library). Every search without a library
+    filter asks: one plain statement, not an ORM query to build (a millisecond of CPU per search)."""
     with connection.cursor() as cursor:
         if library_ids is None:
-            cursor.execute("SELECT DISTINCT language, embedding_model FROM library_library")
+            cursor.execute("SELECT id, language, embedding_model, library_type FROM library_library")
         else:
             cursor.execute(
-                "SELECT DISTINCT language, embedding_model FROM library_library WHERE id = ANY(%s)",
+                "SELECT id, language, embedding_model, library_type FROM library_library WHERE id = ANY(%s)",
                 [library_ids],
             )
         rows = cursor.fetchall()
-    return {language for language, _ in rows}, {model for _, model in rows}
+    return LibraryTraits(
+        ids=frozenset(row[0] for row in rows),
+        languages=frozenset(row[1] for row in rows),
+        models=frozenset(row[2] for row in rows),
+        types=frozenset(row[3] for row in rows),
+    )
+
+
+def item_names(item_ids: list[int]) -> dict[int, tuple[str, str]]:
+    """uid and title of each of these items the caller sees."""
+    rows = within_boundary(Item.objects.filter(pk__in=item_ids), "collection__library_id").values_list(
+        "pk", "uid", "title"
+    )
+    return {pk: (uid, title) for pk, uid, title in rows}
 
 
 def libraries() -> QuerySet[Library]:
@@ -350,9 +373,10 @@ class CollectionOverview:
 
 
 def collection_overviews(
-    *, collection_uid: str | None = None, ingest_config: str
+    *, collection_uid: str | None = None, ingest_config: Callable[[str], str]
 ) -> list[CollectionOverview]:
-    """Every collection (or one) with its item and chunk counts; `ingest_config` is the current signature."""
+    """Every collection (or one) with its item and chunk counts; `ingest_config` gives the current
+    signature for a library's type (its profile is part of it)."""
     scope = collections()
     if collection_uid is not None:
         scope = scope.filter(pk=get_collection(collection_uid).pk)
@@ -371,13 +395,16 @@ def collection_overviews(
         .values("collection_id")
         .annotate(n=Count("id"), images=Count("id", filter=Q(kind=ChunkKind.IMAGE)))
     }
-    stale = dict(
-        Item.objects.filter(collection_id__in=ids, embedding_status=EmbeddingStatus.COMPLETE)
-        .exclude(metadata__ingest_config=ingest_config)
-        .values("collection_id")
-        .annotate(n=Count("id"))
-        .values_list("collection_id", "n")
-    )
+    stale: dict[int, int] = {}
+    for library_type in {collection.library.library_type for collection in found}:
+        of_type = [collection.pk for collection in found if collection.library.library_type == library_type]
+        stale |= dict(
+            Item.objects.filter(collection_id__in=of_type, embedding_status=EmbeddingStatus.COMPLETE)
+            .exclude(metadata__ingest_config=ingest_config(library_type))
+            .values("collection_id")
+            .annotate(n=Count("id"))
+            .values_list("collection_id", "n")
+        )
     return [
         CollectionOverview(
             collection=collection,

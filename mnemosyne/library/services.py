@@ -16,7 +16,6 @@ from mnemosyne import graph
 from mnemosyne.library.errors import InvalidArgument, NotFound
 from mnemosyne.library.languages import DEFAULT_LANGUAGE, validate_language
 from mnemosyne.library.models import Chunk, ChunkKind, Collection, EmbeddingStatus, Item, Library, LibraryType
-from mnemosyne.library.searchable_forms import document_form
 from mnemosyne.storage import ChunkStore, StorageError, keys
 
 logger = logging.getLogger(__name__)
@@ -176,8 +175,8 @@ class CompletedItem:
     digest: str
     metadata: dict[str, object]
     chunk_count: int
-    # What the document is (ingestion/identity.py), and the words it may be named by, indexed in
-    # the library's text-search configuration.
+    # What the document is (profiles/identity.py), and the words it may be named by (in the form
+    # the library's index reads them: profiles/forms.py), indexed in its text-search configuration.
     organisation: str = ""
     document_type: str = ""
     document_date: date | None = None
@@ -221,7 +220,7 @@ def mark_complete(*, items: Sequence[CompletedItem]) -> None:
                 [entry.document_type[:40] for entry in items],
                 [entry.document_date for entry in items],
                 [entry.period[:40] for entry in items],
-                [document_form(entry.identity_words) for entry in items],
+                [entry.identity_words for entry in items],
                 [entry.text_config for entry in items],
             ],
         )

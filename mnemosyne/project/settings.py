@@ -312,6 +312,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "mnemosyne",
     "mnemosyne.library",
+    "mnemosyne.profiles",
     "mnemosyne.graph",
     "mnemosyne.evaluation",
     "mcp_server",

@@ -50,10 +50,14 @@ def fulltext_in(
     *,
     configs: Sequence[str],
     include_images: bool,
+    periods: bool = False,
 ) -> LegResult:
     """BM25 of the items' chunks that hold a query term, from their full-text vectors."""
     images = "" if include_images else f"AND c.kind <> '{ChunkKind.IMAGE.value}'"
-    values: dict[str, Any] = query_terms.values(query, configs) | {"items": item_ids, "limit": limit}
+    values: dict[str, Any] = query_terms.values(query, configs, periods=periods) | {
+        "items": item_ids,
+        "limit": limit,
+    }
     sql = f"""{query_terms.SQL}
         , matching AS (
             SELECT c.id, c.search_vector,

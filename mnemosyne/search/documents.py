@@ -2,7 +2,7 @@
 
 Long reports come in versions (a company's 10-K of each year, its quarterly reports) whose
 passages look alike, so the passage legs alone cannot tell which version a question is about. What
-can is the document's identity — organisation, symbol, kind, period, date (ingestion/identity.py),
+can is the document's identity — organisation, symbol, kind, period, date (profiles/identity.py),
 indexed per item as `identity_vector`. A question's words are matched against those of every
 document in scope, each word weighted by how rare it is among them (an organisation named by one
 document weighs more than a year shared by ten), and a document's score is the share of that
@@ -12,8 +12,11 @@ A word names documents only when it is theirs: when most of the passages that ho
 the documents whose identity has it (NAME_SHARE). "Costco" is; "cancer", the first word of a
 journal's copyright holder among thousands of abstracts about cancer, is not, and ranks nothing.
 
-When the question asks for the latest version without naming a period, the newest document of
-each organisation and kind among those it names scores a bonus instead of the period words.
+Under a profile whose documents are versions over time (filings), a period the question names
+counts for the versions that cover it (profiles/periods.py), and when the question asks for the
+latest version without naming a period, the newest document of each organisation and kind among
+those it names scores a bonus instead. Under any other profile a year names no document: it is
+left out of the identity words, so "the 2019 budget" is not every document dated 2019.
 
 The scores are fused into the chunk ranking by search/units.py; a question that names no
 identity word scores no document, and the ranking is the passage legs' alone.
@@ -36,12 +39,21 @@ from django.db.backends.utils import CursorWrapper
 
 from mnemosyne.lib.replicas import reading
 from mnemosyne.library.english_words import is_word
-from mnemosyne.library.searchable_forms import query_form
-from mnemosyne.search.periods import Covered, Period, covered, match, named_periods
+from mnemosyne.profiles.forms import query_form
+from mnemosyne.profiles.periods import (
+    Covered,
+    Period,
+    covered,
+    is_period_word,
+    is_quarterly,
+    match,
+    named_periods,
+)
 
 if TYPE_CHECKING:
     from mnemosyne.search.legs import Filters
 
+_YEAR = re.compile(r"^\d{4}$")
 # Documents kept as matching the question, best first.
 MAX_DOCUMENTS = 50
 # A misspelt organisation name: a word at least this similar (difflib's ratio) to a name's word.
@@ -70,7 +82,6 @@ _NUMBER = (
     "CASE WHEN s.metadata->'identity'->>'{key}' ~ '^[0-9]{{1,4}}$'"
     " THEN (s.metadata->'identity'->>'{key}')::integer END"
 )
-_PERIOD_WORD = re.compile(r"^(?:\d{4}|q[1-4]|fy\d{2,4}|fiscal|quarter|first|second|third|fourth|year)$")
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,8 @@ class NamedDocuments:
     weight: float = 0.0
     # The question less its identity words: what to look for inside the named documents.
     content: str = ""
+    # The identity words (lexemes) each scored document matched, for `explain`.
+    words: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def best(self) -> list[int]:
         """The documents the question names most clearly: at most NAMED, within NAMED_SHARE of the
@@ -94,12 +107,15 @@ class NamedDocuments:
         return [item for item, value in ranked[:NAMED] if value >= NAMED_SHARE * top]
 
 
-def named_documents(question: str, filters: Filters, *, latest: bool) -> NamedDocuments:
-    """Each document in scope that the question names, scored in [0, 1]."""
+def named_documents(
+    question: str, filters: Filters, *, latest: bool = False, versions: bool = False
+) -> NamedDocuments:
+    """Each document in scope that the question names, scored in [0, 1]; with `versions`, by the
+    periods it names too (and `latest`: the newest version)."""
     where, params = filters.item_sql()
     question = spelled_names(question, _organisation_words(where, params))
     values: dict[str, Any] = {
-        "query": query_form(question),
+        "query": query_form(question, versions=versions),
         "configs": list(filters.text_configs),
         "limit": MAX_DOCUMENTS,
     } | params
@@ -141,14 +157,16 @@ def named_documents(question: str, filters: Filters, *, latest: bool) -> NamedDo
         if not rows:
             return NamedDocuments(content=question)
         weights = dict(zip(rows[0][7], rows[0][8], strict=True))
+        if not versions:
+            weights = {lexeme: idf for lexeme, idf in weights.items() if not _YEAR.match(lexeme)}
         holders: dict[str, set[int]] = defaultdict(set)
         for row in rows:
             for lexeme in row[1]:
                 holders[lexeme].add(row[0])
-        weights = _names_only(cursor, weights, holders, filters)
+        weights = _names_only(cursor, weights, holders, filters, versions=versions)
         if not weights:
             return NamedDocuments(content=question)
-        content = _without_words(cursor, question, set(weights), filters.text_configs)
+        content = _without_words(cursor, question, set(weights), filters.text_configs, versions=versions)
     found = [
         _Document(
             id=row[0],
@@ -160,15 +178,17 @@ def named_documents(question: str, filters: Filters, *, latest: bool) -> NamedDo
                 fiscal_year=row[5] if isinstance(row[5], int) else None,
                 fiscal_quarter=row[6] if isinstance(row[6], int) else None,
                 date=row[4],
-                quarterly=row[3] == "10-Q",
+                quarterly=is_quarterly(row[3]),
             ),
         )
         for row in rows
     ]
-    named = named_periods(question)
-    total = sum(idf for lexeme, idf in weights.items() if not is_period_word(lexeme))
+    named = named_periods(question) if versions else []
+    total = sum(idf for lexeme, idf in weights.items() if not (versions and is_period_word(lexeme)))
     total += PERIOD_WEIGHT if named else 0.0
-    return NamedDocuments(score(found, weights, named, latest=latest), total, content)
+    scores = score(found, weights, named, latest=latest, versions=versions)
+    words = {document.id: tuple(sorted(document.lexemes)) for document in found if document.id in scores}
+    return NamedDocuments(scores, total, content, words)
 
 
 def spelled_names(question: str, names: frozenset[str]) -> str:
@@ -216,11 +236,16 @@ def _organisation_words(where: str, params: dict[str, Any]) -> frozenset[str]:
 
 
 def _names_only(
-    cursor: CursorWrapper, weights: dict[str, float], holders: dict[str, set[int]], filters: Filters
+    cursor: CursorWrapper,
+    weights: dict[str, float],
+    holders: dict[str, set[int]],
+    filters: Filters,
+    *,
+    versions: bool,
 ) -> dict[str, float]:
-    """The question's identity words that name documents: period words, and the words most of
-    whose passages (in scope) belong to documents whose identity holds them."""
-    names = [lexeme for lexeme in weights if not is_period_word(lexeme)]
+    """The question's identity words that name documents: period words (with `versions`), and the
+    words most of whose passages (in scope) belong to documents whose identity holds them."""
+    names = [lexeme for lexeme in weights if not (versions and is_period_word(lexeme))]
     if not names:
         return weights
     where, params = filters.posting_sql()
@@ -249,15 +274,17 @@ def _names_only(
         lexeme: weight
         for lexeme, weight in weights.items()
         # (A word no passage holds is in identities alone: it can only name documents.)
-        if is_period_word(lexeme) or theirs[lexeme] >= NAME_SHARE * held[lexeme]
+        if (versions and is_period_word(lexeme)) or theirs[lexeme] >= NAME_SHARE * held[lexeme]
     }
 
 
-def _without_words(cursor: CursorWrapper, question: str, lexemes: set[str], configs: Sequence[str]) -> str:
+def _without_words(
+    cursor: CursorWrapper, question: str, lexemes: set[str], configs: Sequence[str], *, versions: bool
+) -> str:
     """The question less the words whose lexemes are among `lexemes` (in any of `configs`)."""
     if not lexemes:
         return question
-    text = query_form(question)
+    text = query_form(question, versions=versions)
     cursor.execute(
         """
         SELECT d.ordinality, d.token, coalesce(d.lexemes, ARRAY[]::text[])
@@ -281,20 +308,21 @@ class _Document:
     covered: Covered
 
 
-def is_period_word(lexeme: str) -> bool:
-    """Words that name a period ("2019", "q3", "fy2019", "fiscal", "quarter", "third"): a period
-    is matched as a whole (periods.py), not word by word."""
-    return bool(_PERIOD_WORD.match(lexeme))
-
-
 def score(
-    documents: list[_Document], weights: dict[str, float], named: list[Period], *, latest: bool
+    documents: list[_Document],
+    weights: dict[str, float],
+    named: list[Period],
+    *,
+    latest: bool,
+    versions: bool = True,
 ) -> dict[int, float]:
     """Each document's share of the question's identity weight: the rarity of the name, symbol
     and kind words it matches, and PERIOD_WEIGHT when it covers a period the question names.
     Asked for the latest, the newest of each organisation's documents of a kind (among those
     the question names) instead gets LATEST_BONUS over the best share of its group."""
-    names = {lexeme: weight for lexeme, weight in weights.items() if not is_period_word(lexeme)}
+    names = {
+        lexeme: weight for lexeme, weight in weights.items() if not (versions and is_period_word(lexeme))
+    }
     total = sum(names.values()) + (PERIOD_WEIGHT if named else 0.0)
     if total <= 0:
         return {}

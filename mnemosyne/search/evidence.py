@@ -6,7 +6,7 @@ search/units.py says how (pure); this reads what it needs: where each candidate 
 
 from __future__ import annotations
 
-from mnemosyne.search import legs, question_text, units
+from mnemosyne.search import legs, page_pointers, units
 from mnemosyne.search.documents import NamedDocuments, confidence
 from mnemosyne.search.fusion import Fused
 from mnemosyne.search.pages import page_scores
@@ -25,13 +25,18 @@ def with_units(
         return fused, units.UnitScores()
     located = legs.locate([entry.key for entry in pool])
     page_keys = sorted({page for where in located.values() for page in where.pages()})
-    page_text = page_scores(leg_query.text, page_keys, leg_query.filters.text_configs)
+    page_text = page_scores(
+        leg_query.text,
+        page_keys,
+        leg_query.filters.text_configs,
+        periods=leg_query.filters.written_periods,
+    )
     rescored, added = units.rescore(
         pool,
         located,
         documents=named.scores,
         document_confidence=confidence(named.weight),
         pages=units.page_evidence(page_text),
-        pages_named=question_text.pages_named(query),
+        pages_named=page_pointers.pages_named(query),
     )
     return rescored + fused[UNIT_POOL:], added

@@ -16,7 +16,7 @@ from mnemosyne.lib.scope import Scope
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import ChunkKind
-from mnemosyne.search.periods import parse_label
+from mnemosyne.profiles.periods import parse_label
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,9 @@ class Filters(Scope):
     # The text-search configurations of the libraries searched (their languages): the query is
     # parsed with each, and a chunk matches the terms of its own library's.
     text_configs: tuple[str, ...] = ("english",)
+    # The libraries' profile writes fiscal periods out in their index (profiles/periods.py): the
+    # query is read the same way.
+    written_periods: bool = False
     # Only chunks of these items (a search's document filter); None: every item.
     item_ids: list[int] | None = None
 

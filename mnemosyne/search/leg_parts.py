@@ -21,7 +21,9 @@ def term_shares(query: str, filters: Filters, chunk_ids: list[int]) -> dict[int,
     chunk's BM25 score, as fulltext_leg computes it."""
     if not chunk_ids:
         return {}
-    values = query_terms.values(query, filters.text_configs) | {"chunk_ids": chunk_ids}
+    values = query_terms.values(query, filters.text_configs, periods=filters.written_periods) | {
+        "chunk_ids": chunk_ids
+    }
     sql = f"""{query_terms.SQL}
         SELECT p.chunk_id, t.lexeme, {legs.TERM_SCORE}
         FROM query_terms q

@@ -109,7 +109,9 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
         "rescore": max(limit, settings.SEARCH_BM25_RESCORE),
         "limit": limit,
     }
-    values: dict[str, Any] = query_terms.values(query, filters.text_configs) | params | bounds
+    values: dict[str, Any] = (
+        query_terms.values(query, filters.text_configs, periods=filters.written_periods) | params | bounds
+    )
     query = values["query"]
     matching = ""
     if len(query) <= OPERATOR_MAX_QUERY_CHARS and _OPERATORS.search(query):
@@ -317,5 +319,6 @@ LEGS: Mapping[str, Callable[[LegQuery], LegResult]] = {
         q.limit,
         configs=q.filters.text_configs,
         include_images=q.filters.include_images,
+        periods=q.filters.written_periods,
     ),
 }

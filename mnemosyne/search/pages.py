@@ -21,11 +21,13 @@ from mnemosyne.search import query_terms
 PageKey = tuple[int, int]  # (item id, page number)
 
 
-def page_scores(question: str, pages: Sequence[PageKey], configs: Sequence[str]) -> dict[PageKey, float]:
+def page_scores(
+    question: str, pages: Sequence[PageKey], configs: Sequence[str], *, periods: bool = False
+) -> dict[PageKey, float]:
     """BM25 of each page's full text against the question (pages not indexed are left out)."""
     if not pages:
         return {}
-    values: dict[str, Any] = query_terms.values(question, configs) | {
+    values: dict[str, Any] = query_terms.values(question, configs, periods=periods) | {
         "items": [item for item, _ in pages],
         "numbers": [number for _, number in pages],
     }

@@ -27,7 +27,7 @@ from typing import Any
 
 from django.conf import settings
 
-from mnemosyne.library.searchable_forms import query_form
+from mnemosyne.profiles.forms import query_form
 
 # Closed-class English words PostgreSQL's English stop-word list does not hold. Words that are
 # also nouns, adjectives or months ("may", "past", "round", "plus", "near") are not among them.
@@ -77,14 +77,14 @@ SQL = """
 """
 
 
-def values(question: str, configs: Sequence[str]) -> dict[str, Any]:
-    """What SQL reads: BM25's constants, the question as the index holds numbers and periods
-    ("12,345" as 12345, "FY2019" with "fiscal 2019"), its function words, the terms kept, the
-    libraries' languages."""
+def values(question: str, configs: Sequence[str], *, periods: bool = False) -> dict[str, Any]:
+    """What SQL reads: BM25's constants, the question as the index holds numbers ("12,345" as
+    12345) and, where the profile writes them out, periods ("FY2019" with "fiscal 2019"), its
+    function words, the terms kept, the libraries' languages."""
     return {
         "k1": settings.SEARCH_BM25_K1,
         "b": settings.SEARCH_BM25_B,
-        "query": query_form(question),
+        "query": query_form(question, versions=periods),
         "function_words": function_words(question),
         "max_terms": settings.SEARCH_BM25_MAX_QUERY_TERMS,
         "configs": list(configs),

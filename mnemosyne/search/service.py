@@ -29,7 +29,9 @@ from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.languages import text_search_config
 from mnemosyne.library.normalising import normalise_query
 from mnemosyne.library.services import validate_library_type
-from mnemosyne.search import evidence, glossary, leg_parts, legs, question_text
+from mnemosyne.profiles import periods
+from mnemosyne.profiles.query_rules import QueryRules, rules_for
+from mnemosyne.search import evidence, leg_parts, legs
 from mnemosyne.search.documents import named_documents
 from mnemosyne.search.filters import Filters, documents_matching
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
@@ -84,7 +86,7 @@ def validate(request: SearchRequest) -> ResolvedSearch:
         validate_library_type(request.library_type)
     if request.group_by not in (None, *GROUPS):
         raise InvalidArgument(f"group_by must be one of {', '.join(GROUPS)}, got {request.group_by!r}")
-    filters, libraries, models = _resolve_filters(request)
+    filters, libraries, models, rules = _resolve_filters(request)
     return ResolvedSearch(
         request=request,
         query=query,
@@ -92,12 +94,13 @@ def validate(request: SearchRequest) -> ResolvedSearch:
         legs=tuple(dict.fromkeys(request.search_types)),
         libraries=libraries,
         models=frozenset(models - {""}),
+        rules=rules,
     )
 
 
-def _resolve_filters(request: SearchRequest) -> tuple[Filters, list[int] | None, set[str]]:
-    """The filters as ids, the libraries the search reads (None: every library), and the embedding
-    models of their vectors."""
+def _resolve_filters(request: SearchRequest) -> tuple[Filters, list[int] | None, set[str], QueryRules]:
+    """The filters as ids, the libraries the search reads (None: every library), the embedding
+    models of their vectors, and the rules their profiles and synonym sets run."""
     # Unknown uids are an error naming them, not an empty result; the caller's library boundary
     # (an MCP token's libraries) narrows every leg, which may run in threads that do not see it.
     library_ids = (
@@ -111,8 +114,11 @@ def _resolve_filters(request: SearchRequest) -> tuple[Filters, list[int] | None,
     scoped = library or (collection.library if collection else None)
     if scoped:
         languages, models = {scoped.language}, {scoped.embedding_model}
+        rules = rules_for([scoped.pk], [scoped.library_type])
     else:
-        languages, models = selectors.library_traits(library_ids)
+        traits = selectors.library_traits(library_ids)
+        languages, models = set(traits.languages), set(traits.models)
+        rules = rules_for(traits.ids, traits.types)
     filters = Filters(
         item_ids=documents_matching(request.documents) if request.documents else None,
         library_id=library.pk if library else None,
@@ -121,8 +127,9 @@ def _resolve_filters(request: SearchRequest) -> tuple[Filters, list[int] | None,
         include_images=request.include_images,
         confined=visible is not None,
         text_configs=tuple(sorted({text_search_config(language) for language in languages})) or ("english",),
+        written_periods=rules.versions,
     )
-    return filters, ([scoped.pk] if scoped else library_ids), models
+    return filters, ([scoped.pk] if scoped else library_ids), models, rules
 
 
 def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | None) -> list[Fused[int]]:
@@ -164,13 +171,13 @@ def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse
         # A library of another model's vectors cannot be searched with this model's query vector:
         # refused, naming the library.
         vector_models.check_all(resolved.libraries, model_id=embedder.model_id)
+    # The question as the libraries' profile and synonym sets read it (profiles/query_rules.py):
+    # what their sets add, for both legs; the vector without the instructions the profile declares,
+    # which blur it (the full-text leg weighs each word by its rarity already).
+    prepared = resolved.rules.prepare(resolved.query)
     leg_query = legs.LegQuery(
-        # A financial measure also searches for the line items it is made of (glossary.py). The
-        # vector is the question's without its instructions ("Round your answer to…"), which blur
-        # it; the full-text leg weighs each word by its rarity, and a unit named ("in millions")
-        # is evidence for a statement's page (docs/benchmarks.md, "Long documents").
-        text=glossary.expanded(resolved.query),
-        vector_text=glossary.expanded(question_text.content(resolved.query)),
+        text=prepared.text,
+        vector_text=prepared.vector_text,
         filters=resolved.filters,
         limit=max(request.offset + request.limit, MIN_CANDIDATES),
         embedder=embedder,
@@ -179,13 +186,15 @@ def _search(request: SearchRequest, embedder: Embedder | None) -> SearchResponse
     alias = replicas.read_alias()
     try:
         with replicas.reads_from(alias):
-            return _answer(resolved, leg_query)
+            response = _answer(resolved, leg_query)
     except DatabaseError as exc:
         if alias == DEFAULT_DB_ALIAS:
             raise
         # The replica failed mid-search: the primary answers this search and the next ones.
         replicas.mark_down(alias, exc)
-        return _answer(resolved, leg_query)
+        response = _answer(resolved, leg_query)
+    response.prepared = prepared
+    return response
 
 
 def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchResponse:
@@ -202,16 +211,18 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         )
     # The documents the question names (its organisation, kind, period): their chunks are searched
     # again for the rest of the question (document_legs.py), as two more legs.
+    rules = resolved.rules
     named = named_documents(
         leg_query.text,
         leg_query.filters,
-        latest=question_text.wants_latest(query),
+        latest=rules.versions and periods.wants_latest(query),
+        versions=rules.versions,
     )
     leg_query = replace(
         leg_query,
         named_items=named.best(),
         named_text=named.content,
-        named_vector_text=question_text.content(named.content),
+        named_vector_text=rules.content(named.content),
     )
     if leg_query.named_items:
         wanted += [f"named_{leg}" for leg in ("vector", "fulltext") if leg in wanted]
@@ -291,6 +302,8 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         fusion=describe_fusion(request.alpha),
         more=len(hits) > window or len(fused) > len(head),
         leg_seconds=leg_seconds,
+        rules=rules,
+        named=named,
     )
 
 

@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mnemosyne.profiles.query_rules import Prepared, QueryRules
 from mnemosyne.search.hits import HitChunk
 
 if TYPE_CHECKING:
+    from mnemosyne.search.documents import NamedDocuments
     from mnemosyne.search.filters import DocumentFilter, Filters
 
 # The legs a search can run, in the order they are fused and reported.
@@ -39,7 +41,7 @@ class SearchRequest:
     # for diversity (0 = relevance only).
     diversity: float | None = None
     collapse_duplicates: bool = True
-    # Only documents with this identity (ingestion/identity.py): None, every document.
+    # Only documents with this identity (profiles/identity.py): None, every document.
     documents: DocumentFilter | None = None
     # "page" or "item": one hit per page or per document, each its best chunk; None: chunks.
     group_by: str | None = None
@@ -59,6 +61,8 @@ class ResolvedSearch:
     # the query must be embedded by those.
     libraries: list[int] | None = None
     models: frozenset[str] = frozenset()
+    # What the libraries' profile and synonym sets run on the question (profiles/query_rules.py).
+    rules: QueryRules = field(default_factory=QueryRules)
 
 
 @dataclass(frozen=True)
@@ -98,3 +102,7 @@ class SearchResponse:
     more: bool = False
     # How long each leg that ran took (the named_ legs: within the documents the question names).
     leg_seconds: dict[str, float] = field(default_factory=dict)
+    # What the rules did to the question, and the documents it named (for explain).
+    rules: QueryRules = field(default_factory=QueryRules)
+    prepared: Prepared | None = None
+    named: NamedDocuments | None = None

@@ -29,7 +29,17 @@ def ingest(path: Path, *meta: str) -> str:
     out = StringIO()
     options = [arg for pair in meta for arg in ("--meta", pair)]
     call_command(
-        "ingest", str(path), "--library", "Team", "--collection", "kb", "--no-progress", *options, stdout=out
+        "ingest",
+        str(path),
+        "--library",
+        "Team",
+        "--library-type",
+        "filings",  # whose readers know a quarterly report's cover
+        "--collection",
+        "kb",
+        "--no-progress",
+        *options,
+        stdout=out,
     )
     return out.getvalue()
 

@@ -1,4 +1,5 @@
-"""What a document is, read from its cover with fixed rules, or given by a person. Pure."""
+"""What a document is, read from its cover by the readers its library's profile names, or given by a
+person. Pure."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ import pytest
 
 from mnemosyne.ingestion.cover_reading import identify
 from mnemosyne.ingestion.documents import ParsedDocument
-from mnemosyne.ingestion.identity import (
+from mnemosyne.profiles.catalog import PROFILES
+from mnemosyne.profiles.identity import (
     InvalidIdentity,
     document_line,
     identity_words,
     parse_given,
     with_given,
 )
+
+FILINGS, DOCUMENTATION = PROFILES["filings"], PROFILES["documentation"]
 
 
 def document(
@@ -47,7 +51,7 @@ STATEMENT = """CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (In millions)
 
 
 def test_a_quarterly_report_knows_its_company_symbol_form_and_fiscal_quarter() -> None:
-    found = identify(document(QUARTERLY_COVER + "\n\n" + STATEMENT))
+    found = identify(document(QUARTERLY_COVER + "\n\n" + STATEMENT), profile=FILINGS)
     assert found.organisation == "Apple Inc."
     assert found.ticker == "AAPL"
     assert found.doc_type == "10-Q"
@@ -60,7 +64,7 @@ def test_a_quarterly_report_knows_its_company_symbol_form_and_fiscal_quarter() -
 def test_a_first_quarter_late_in_the_calendar_year_belongs_to_the_next_fiscal_year() -> None:
     cover = QUARTERLY_COVER.replace("July 1, 2023", "September 30, 2022")
     statement = "| | Three Months Ended September 30, 2022 | |\n|---|---|---|\n| Revenue | 50,122 | |"
-    found = identify(document(cover + "\n\n" + statement))
+    found = identify(document(cover + "\n\n" + statement), profile=FILINGS)
     assert (found.fiscal_quarter, found.fiscal_year) == (1, 2023)
 
 
@@ -78,7 +82,7 @@ ____________________________________ AMAZON.COM, INC.
 (Exact name of registrant as specified in its charter)
 """
     body = 'Our common stock is traded on the Nasdaq Global Select Market under the symbol "AMZN."'
-    found = identify(document(cover + "\n\n" + body))
+    found = identify(document(cover + "\n\n" + body), profile=FILINGS)
     assert (found.organisation, found.ticker, found.doc_type, found.period) == (
         "Amazon.com, Inc.",
         "AMZN",
@@ -95,12 +99,12 @@ def test_a_year_ended_in_january_is_the_fiscal_year_the_filing_calls_it() -> Non
         "(Exact name of registrant as specified in its charter)"
     )
     body = " ".join(["Sales in fiscal 2020 grew."] * 5)
-    assert identify(document(cover + "\n\n" + body)).period == "FY2020"
+    assert identify(document(cover + "\n\n" + body), profile=FILINGS).period == "FY2020"
 
 
 def test_an_earnings_release_says_its_quarter() -> None:
     text = "Acme Corporation Reports Fourth Quarter and Fiscal 2019 Results\n\nRevenue was up."
-    found = identify(document(text, title="press release"))
+    found = identify(document(text, title="press release"), profile=FILINGS)
     assert (found.doc_type, found.period, found.organisation) == (
         "earnings release",
         "Q4 FY2019",
@@ -144,8 +148,16 @@ def test_what_a_sentence_says_in_passing_is_not_what_the_document_is() -> None:
         "Acme Router\nUser's Guide\n\nConnect the router.\n\n"
         "© 2020 Acme Networks, Inc. All rights reserved.\n"
     )
-    found = identify(document(guide, title="Acme Router"))
+    found = identify(document(guide, title="Acme Router"), profile=DOCUMENTATION)
     assert (found.organisation, found.doc_type) == ("Acme Networks, Inc", "manual")
+    assert identify(document(guide, title="Acme Router")).doc_type == ""  # the general profile reads no kind
+
+
+def test_the_general_profile_reads_no_filing_form_symbol_or_fiscal_period() -> None:
+    found = identify(document(QUARTERLY_COVER + "\n\n" + STATEMENT))
+    assert (found.doc_type, found.ticker, found.period, found.fiscal_year) == ("", "", "", None)
+    release = "Acme Corporation Reports Fourth Quarter and Fiscal 2019 Results\n\nRevenue was up."
+    assert identify(document(release, title="press release")).period == ""
 
 
 def test_a_title_that_names_a_file_gives_way_to_the_first_heading() -> None:
@@ -157,7 +169,7 @@ def test_a_title_that_names_a_file_gives_way_to_the_first_heading() -> None:
 
 def test_values_a_person_gives_win_and_are_remembered_as_given() -> None:
     given = parse_given({"organisation": "Apple", "period": "Q2 FY2024", "date": "2024-03-30"})
-    found = with_given(identify(document(QUARTERLY_COVER + "\n\n" + STATEMENT)), given)
+    found = with_given(identify(document(QUARTERLY_COVER + "\n\n" + STATEMENT), profile=FILINGS), given)
     assert (found.organisation, found.period, found.fiscal_year, found.fiscal_quarter) == (
         "Apple",
         "Q2 FY2024",

@@ -28,7 +28,14 @@ def test_every_background_task_is_declared_in_the_tasks_module() -> None:
                 declared[value.name] = value.module_path
     assert declared == {
         name: f"mnemosyne.ingestion.tasks.{name}"
-        for name in ("ingest_source", "ingest_upload", "sync_scheduled", "sync_once", "refresh_context")
+        for name in (
+            "ingest_source",
+            "ingest_upload",
+            "sync_scheduled",
+            "sync_once",
+            "refresh_context",
+            "reread_documents",
+        )
     }
 
 

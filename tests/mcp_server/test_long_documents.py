@@ -39,7 +39,7 @@ def ingest_filings(embedder: Embedder, folder: Path) -> str:
             quarterly_report(organisation, ticker, end, quarter, cash, discussion=DISCUSSION)
         )
     (folder / "notes.md").write_text("# Widgets\n\nWidgets are small devices that grow in demand.\n")
-    library = ensure_library(name="Filings")
+    library = ensure_library(name="Filings", library_type="filings")
     collection = ensure_collection(library=library, name="sec")
     summary = ingest_paths([folder], collection=collection, report=lambda line: None, embedder=embedder)
     assert summary.counts()["created"] == len(FILINGS) + 1

@@ -5,9 +5,11 @@ from __future__ import annotations
 import datetime as dt
 
 from mnemosyne.library.searchable_forms import document_form, query_form
+from mnemosyne.profiles import forms
+from mnemosyne.profiles.catalog import PROFILES
+from mnemosyne.profiles.periods import covered, match, named_periods
 from mnemosyne.search.documents import _Document, score
 from mnemosyne.search.fusion import Fused
-from mnemosyne.search.periods import covered, match, named_periods
 from mnemosyne.search.units import Located, page_evidence, rescore
 
 
@@ -15,10 +17,18 @@ def test_numbers_are_indexed_as_typed_with_and_without_separators_and_signs() ->
     assert document_form("Cash $5,794 and (1,234)") == "Cash $5794 and (1234) -1234"
     assert query_form("cash of 5,794 or (1,234)") == "cash of 5794 or (1234)"
     assert document_form("1,234.56 and 10,000,000") == "1234.56 and 10000000"
-    assert "fiscal 2019" in query_form("FY2019") and "fiscal 2019" in document_form("FY19")
-    assert query_form("Q3 results") == "Q3 third quarter results"
-    # Lists of small numbers are left alone.
+    # Lists of small numbers are left alone; fiscal periods are a profile's business.
     assert document_form("items 1,2,3") == "items 1,2,3"
+    assert query_form("FY2019 Q3 results") == "FY2019 Q3 results"
+
+
+def test_a_profile_of_versions_writes_fiscal_periods_out_and_the_general_one_does_not() -> None:
+    filings, general = PROFILES["filings"], PROFILES["general"]
+    assert "fiscal 2019" in forms.query_form("FY2019", versions=True)
+    assert "fiscal 2019" in forms.document_form("FY19", filings)
+    assert forms.query_form("Q3 results", versions=True) == "Q3 third quarter results"
+    assert forms.document_form("Q3 results FY19", general) == "Q3 results FY19"
+    assert forms.query_form("Q3 results", versions=False) == "Q3 results"
 
 
 def test_a_page_whose_evidence_is_spread_over_chunks_outranks_one_loose_chunk() -> None:

@@ -20,7 +20,6 @@ from django.utils import timezone
 
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion.documents import title_from_filename
-from mnemosyne.ingestion.identity import InvalidIdentity, parse_given
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, unchanged_result
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.ingestion.reading import Read, Refused, read_input
@@ -29,6 +28,7 @@ from mnemosyne.ingestion.sync.listings import Listed, SourceUnavailable
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import EmbeddingStatus, Item, Source
 from mnemosyne.library.services import advisory_lock, delete_item
+from mnemosyne.profiles.identity import InvalidIdentity, parse_given
 from mnemosyne.storage import ChunkStore, get_chunk_store
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,6 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from mnemosyne.ingestion.identity import InvalidIdentity, given_as_text, given_metadata
 from mnemosyne.ingestion.sync.adding import new_source
 from mnemosyne.ingestion.sync.listings import SourceUnavailable
 from mnemosyne.ingestion.sync.runs import sync_source
@@ -17,6 +16,7 @@ from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.management.schema import require_current_schema
+from mnemosyne.profiles.identity import InvalidIdentity, given_as_text, given_metadata
 
 
 class Command(BaseCommand):

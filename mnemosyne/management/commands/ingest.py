@@ -7,7 +7,6 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mnemosyne.ingestion.identity import InvalidIdentity, given_metadata
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.ingestion.services import reindex_library
 from mnemosyne.ingestion.tasks import enqueue_paths
@@ -15,6 +14,7 @@ from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Library, LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.management.schema import require_current_schema
+from mnemosyne.profiles.identity import InvalidIdentity, given_metadata
 
 
 class Command(BaseCommand):
@@ -37,7 +37,8 @@ class Command(BaseCommand):
             "--library-type",
             choices=LibraryType.values,
             default=None,
-            help="Library type, for a new library or to change an existing one's.",
+            help="Library type, and so its profile (the domain rules its searches and ingests run: "
+            "`manage.py profile --list`), for a new library or to change an existing one's.",
         )
         parser.add_argument(
             "--language",
@@ -102,9 +103,11 @@ class Command(BaseCommand):
         except InvalidIdentity as exc:
             raise CommandError(str(exc)) from exc
         require_current_schema()
-        before = (
-            Library.objects.filter(name=options["library"].strip()).values_list("language", flat=True).first()
-        )
+        before, type_before = (
+            Library.objects.filter(name=options["library"].strip())
+            .values_list("language", "library_type")
+            .first()
+        ) or (None, None)
         try:
             library = ensure_library(
                 name=options["library"], library_type=options["library_type"], language=options["language"]
@@ -112,6 +115,12 @@ class Command(BaseCommand):
             collection = ensure_collection(library=library, name=options["collection"])
         except InvalidArgument as exc:
             raise CommandError(str(exc)) from exc
+        if type_before is not None and type_before != library.library_type:
+            self.stdout.write(
+                f"Library {library.name!r} profile {type_before} → {library.library_type}: its searches run "
+                "the new profile's rules now, and its documents are read again under it as an ingest or "
+                "sync reaches them (or `manage.py profile --library … --reread`)."
+            )
         if before is not None and before != library.language:
             self.stdout.write(f"Re-indexing library {library.name!r} for language {library.language!r} …")
             count = reindex_library(library)

@@ -1,11 +1,16 @@
-"""Periods a question names, and whether a document covers them: by the calendar or its fiscal year.
+"""The period rules of a profile whose documents are versions over time (the filings profile):
+periods a question names and whether a document covers them, by the calendar or its fiscal year;
+whether it asks for the latest version; and fiscal periods written out in the index.
 
 "Q3 2023", "2023 Q3", "the third quarter of 2023", "Q3 FY23", "FY2019", "fiscal 2019", "2019":
 each is a (quarter or None, year). A quarterly report covers two readings of its quarter — the
 quarter of its own fiscal year (Apple's quarter ended July 1, 2023 is its third of fiscal 2023) and
 the calendar quarter most of it falls in (the second of 2023) — because people name it both ways;
 an annual report covers its fiscal year; another document the year of its date. Matching on the
-pair, not on the words, keeps "Q3 2023" from matching a report of Q1 2023 that mentions 2023. Pure.
+pair, not on the words, keeps "Q3 2023" from matching a report of Q1 2023 that mentions 2023.
+
+Under any other profile none of this runs: a year in a question is a word like another, and names
+no document. Pure.
 """
 
 from __future__ import annotations
@@ -87,6 +92,14 @@ class Covered:
     calendar: tuple[int, int] | None = None
 
 
+# The kinds of document that each cover one quarter of a fiscal year.
+QUARTERLY_KINDS = frozenset({"10-Q"})
+
+
+def is_quarterly(doc_type: str) -> bool:
+    return doc_type in QUARTERLY_KINDS
+
+
 def covered(
     *, fiscal_year: int | None, fiscal_quarter: int | None, date: dt.date | None, quarterly: bool
 ) -> Covered:
@@ -125,3 +138,50 @@ def match(named: list[Period], document: Covered) -> float:
         elif year in document.years or any(year == covered_year for _, covered_year in document.quarters):
             best = max(best, YEAR_ONLY)
     return best
+
+
+_LATEST = re.compile(
+    r"\b(?:latest|most\s+recent|newest|most\s+current)\b"
+    r"|\b(?:last|current)\s+(?:10-?[kq]|filing|report|quarter|quarterly\s+report|annual\s+report|fiscal\s+year)\b",
+    re.IGNORECASE,
+)
+_NAMED_PERIOD = re.compile(
+    r"\b(?:19|20)\d{2}\b|\bFY\s?'?\d{2,4}\b|\bQ[1-4]\b|\b[1-4]Q\b|\b(?:first|second|third|fourth)\s+quarter\b",
+    re.IGNORECASE,
+)
+
+
+def wants_latest(question: str) -> bool:
+    """The question asks for the newest version of a document and names no period of its own."""
+    return bool(_LATEST.search(question)) and not _NAMED_PERIOD.search(question)
+
+
+_PERIOD_WORD = re.compile(r"^(?:\d{4}|q[1-4]|fy\d{2,4}|fiscal|quarter|first|second|third|fourth|year)$")
+
+
+def is_period_word(lexeme: str) -> bool:
+    """Words that name a period ("2019", "q3", "fy2019", "fiscal", "quarter", "third"): a period
+    is matched as a whole (named_periods), not word by word."""
+    return bool(_PERIOD_WORD.match(lexeme))
+
+
+_FISCAL = re.compile(r"\bFY\s?'?(\d{4}|\d{2})\b", re.IGNORECASE)
+_QUARTER = re.compile(r"\b(?:Q([1-4])|([1-4])Q)\b", re.IGNORECASE)
+_QUARTER_WORDS = ("first", "second", "third", "fourth")
+
+
+def written_out(text: str) -> str:
+    """Fiscal periods also written out, for the index and its queries alike: "FY2019" and "FY19"
+    add "fiscal 2019", "Q3" adds "third quarter", so each finds the other."""
+
+    def fiscal(match: re.Match[str]) -> str:
+        year = match.group(1)
+        if len(year) == 2:
+            year = f"20{year}" if int(year) < 70 else f"19{year}"
+        return f"{match.group(0)} fiscal {year}"
+
+    def quarter(match: re.Match[str]) -> str:
+        number = int(match.group(1) or match.group(2))
+        return f"{match.group(0)} {_QUARTER_WORDS[number - 1]} quarter"
+
+    return _QUARTER.sub(quarter, _FISCAL.sub(fiscal, text))

@@ -1,6 +1,7 @@
-"""What a document is — title, organisation, kind, date, the period it covers — and what is done
-with it: values a person gives (checked), the identity line heading every chunk's context, and the
-words the document may be named by. How it is read from a document: cover_reading.py. Pure.
+"""What a document is — title, organisation, kind, date, the period it covers, a paper's authors and
+DOI, a manual's product and version — and what is done with it: values a person gives (checked),
+the identity line heading every chunk's context, and the words the document may be named by. How
+it is read from a document: the profile's readers (readers/). Pure.
 """
 
 from __future__ import annotations
@@ -37,11 +38,19 @@ class Identity:
     period: str = ""
     fiscal_year: int | None = None
     fiscal_quarter: int | None = None
+    # A paper's (research profile): its authors ("A. Smith, B. Jones"), DOI and year.
+    authors: str = ""
+    doi: str = ""
+    year: int | None = None
+    # A manual's (documentation profile): the product it documents and the version.
+    product: str = ""
+    version: str = ""
     # Keys a person set (they win over what the rules read, at every re-ingest).
     given: tuple[str, ...] = field(default_factory=tuple)
 
     def as_metadata(self) -> dict[str, object]:
-        """What the item keeps beyond its columns: how the period reads, and what was given."""
+        """What the item keeps beyond its columns: how the period reads, what a profile's reader
+        found, and what was given."""
         found: dict[str, object] = {}
         if self.ticker:
             found["ticker"] = self.ticker
@@ -49,6 +58,11 @@ class Identity:
             found["fiscal_year"] = self.fiscal_year
         if self.fiscal_quarter is not None:
             found["fiscal_quarter"] = self.fiscal_quarter
+        for key in ("authors", "doi", "product", "version"):
+            if getattr(self, key):
+                found[key] = getattr(self, key)
+        if self.year is not None:
+            found["year"] = self.year
         if self.given:
             found["given"] = list(self.given)
         return found
@@ -156,6 +170,10 @@ def document_line(identity: Identity) -> str:
     kind = _DOC_TYPE_WORDS.get(identity.doc_type, identity.doc_type)
     if kind and kind.lower() not in said:
         parts.append(kind)
+    if identity.product and identity.product.lower() not in said:
+        parts.append(identity.product)
+    if identity.version and identity.version.lower() not in said:
+        parts.append(f"version {identity.version}")
     if identity.fiscal_year is not None:
         period = f"fiscal year {identity.fiscal_year} (FY{identity.fiscal_year})"
         if identity.fiscal_quarter:
@@ -165,6 +183,8 @@ def document_line(identity: Identity) -> str:
         parts.append(period)
     if identity.date is not None and spoken(identity.date).lower() not in said:
         parts.append(spoken(identity.date))
+    elif identity.date is None and identity.year is not None and str(identity.year) not in said:
+        parts.append(str(identity.year))
     return " · ".join(parts)
 
 
@@ -180,13 +200,18 @@ def identity_words(identity: Identity) -> str:
         # the word: it names the document only in capitals, which the index does not keep.
         "" if is_word(identity.ticker) else identity.ticker,
         _DOC_TYPE_WORDS.get(identity.doc_type, identity.doc_type),
+        identity.product,
+        identity.version,
+        # Authors by their names ("Smith et al."): initials are too common to name anything.
+        " ".join(word for word in re.split(r"[\s,]+", identity.authors) if len(word.rstrip(".")) > 2),
     ]
     if identity.fiscal_year is not None:
         parts.append(f"fiscal {identity.fiscal_year} FY{identity.fiscal_year}")
     if identity.fiscal_quarter:
         ordinal = ("first", "second", "third", "fourth")[identity.fiscal_quarter - 1]
         parts.append(f"{ordinal} quarter Q{identity.fiscal_quarter}")
-    if identity.date is not None and str(identity.date.year) not in " ".join(parts):
+    year = identity.date.year if identity.date is not None else identity.year
+    if year is not None and str(year) not in " ".join(parts):
         # The year only: a question's "as of March 31" says nothing of which document it means.
-        parts.append(str(identity.date.year))
+        parts.append(str(year))
     return " ".join(part for part in parts if part)
