@@ -25,6 +25,8 @@ import mnemosyne.embedding
 from mcp_server.auth import access_policy
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.embedding.sentence_transformer import verify_bundled_weights
+from mnemosyne.ingestion import parser_processes
+from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.outcomes import RunReport
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Collection, Library
@@ -67,11 +69,19 @@ class _NoProcesses(subprocess.Popen[Any]):
 
 @pytest.fixture(autouse=True)
 def _fast_tier(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A test that is not slow embeds with the stand-in and starts no process."""
+    """A test that is not slow embeds with the stand-in and starts no process: its documents are
+    parsed in the test's own process (the parser children are the full tier's)."""
     if request.node.get_closest_marker("slow") is not None:
         return
     monkeypatch.setattr(mnemosyne.embedding, "_embedder", StandInEmbedder())
     monkeypatch.setattr(subprocess, "Popen", _NoProcesses)
+    monkeypatch.setattr(parser_processes, "parse", _parsed_here)
+
+
+def _parsed_here(data: bytes, filename: str) -> ParsedDocument:
+    from mnemosyne.ingestion.parsing import parse_here
+
+    return parse_here(data, filename=filename)
 
 
 @pytest.fixture(scope="session")

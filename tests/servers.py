@@ -181,9 +181,11 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def db_worker(data_dir: Path, *, log_name: str = "worker") -> Iterator[subprocess.Popen[bytes]]:
+def db_worker(
+    data_dir: Path, *, log_name: str = "worker", env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     """`manage.py db_worker` against the test database, polling every 0.2 s, until the block ends."""
-    environment = child_env(data_dir, {"DATABASE_CONN_MAX_AGE": "0"})
+    environment = child_env(data_dir, {"DATABASE_CONN_MAX_AGE": "0", **(env or {})})
     # --no-reload: with the autoreloader the worker would be a child we could not stop directly.
     command = [
         sys.executable,

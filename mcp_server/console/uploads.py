@@ -33,8 +33,11 @@ def upload(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse
     decide_write(principal, "upsert_item", collection_uid=uid)
     collection = selectors.get_collection(uid)
     files = request.FILES.getlist("files")
-    refused: list[str] = []
-    if not files:
+    refused = [
+        f"{PurePath(name).name}: over the limit of {settings.INGEST_MAX_FILE_BYTES:,} bytes."
+        for name in getattr(request, "too_large_uploads", [])
+    ]
+    if not files and not refused:
         refused.append("Choose or drop at least one file.")
     elif len(files) > MAX_FILES:
         refused.append(f"{len(files)} files at once is more than {MAX_FILES}; upload them in parts.")

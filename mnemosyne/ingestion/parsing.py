@@ -1,7 +1,8 @@
 """Turn a file into a ParsedDocument, or say clearly why we cannot: the entry point every caller uses.
 
 The format comes from the file name's suffix (formats.py, the one table of formats); the per-format
-code lives in `mnemosyne.ingestion.parsers`.
+code lives in `mnemosyne.ingestion.parsers`. Every parse runs in a parser child process, under
+memory and CPU-time bounds and without network (parser_processes.py): the bytes are a stranger's.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import time
 from dataclasses import replace
 from pathlib import Path, PurePath
 
-from mnemosyne.ingestion import formats, ocr
+from mnemosyne.ingestion import formats, ocr, parser_processes
 from mnemosyne.ingestion.documents import (
     DocumentRejected,
     ParsedDocument,
@@ -32,7 +33,14 @@ def parse_file(path: Path) -> ParsedDocument:
 
 
 def parse_bytes(data: bytes, *, filename: str) -> ParsedDocument:
-    """The document in `data`, with the seconds its parse and its OCR took."""
+    """The document in `data`, parsed in a parser child, with the seconds its parse and OCR took."""
+    format_of(filename)  # an unsupported file is refused here, no child asked
+    return parser_processes.parse(data, filename)
+
+
+def parse_here(data: bytes, *, filename: str) -> ParsedDocument:
+    """The document in `data`, parsed in this process (a parser child's work), with the seconds its
+    parse and its OCR took."""
     found = format_of(filename)
     started = time.perf_counter()
     try:
@@ -44,8 +52,9 @@ def parse_bytes(data: bytes, *, filename: str) -> ParsedDocument:
         raise
     except Exception as exc:
         # Parsers run third-party code over untrusted bytes: whatever it raises means this file is
-        # unreadable, and must not stop the ingestion of the files around it.
-        logger.warning("the %s parser failed on %r", found.item_type, filename, exc_info=True)
+        # unreadable, and must not stop the ingestion of the files around it. Said once, in the
+        # item's reason; the traceback only at debug level.
+        logger.debug("the %s parser failed on %r", found.item_type, filename, exc_info=True)
         reason = str(exc) or type(exc).__name__
         raise UnreadableFile(f"cannot parse {found.item_type} file: {reason}") from exc
 

@@ -7,6 +7,7 @@ A value that cannot be understood raises ImproperlyConfigured naming the variabl
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -81,6 +82,13 @@ SERVE_WORKER_PROCESSES = envint("MNEMOSYNE_WORKER_PROCESSES", 1, minimum=1, maxi
 MCP_GRPC_PORT = envint("MCP_GRPC_PORT", 50051, minimum=1, maximum=65535)
 
 MNEMOSYNE_DATA_DIR = Path(envstr("MNEMOSYNE_DATA_DIR", str(BASE_DIR / ".mnemosyne"))).expanduser().resolve()
+# Temporary files of every Mnemosyne process and of the libraries it runs (uploads as they arrive,
+# ONNX Runtime's session file, a parser's scratch): under the data directory, never elsewhere. The
+# processes it starts (workers, parser children) inherit it as TMPDIR.
+TEMPORARY_DIR = Path(envstr("MNEMOSYNE_TMP_DIR", str(MNEMOSYNE_DATA_DIR / "tmp"))).expanduser().resolve()
+TEMPORARY_DIR.mkdir(parents=True, exist_ok=True)
+os.environ["TMPDIR"] = str(TEMPORARY_DIR)
+tempfile.tempdir = None  # read TMPDIR again
 
 MCP_REQUIRE_AUTH = envbool("MCP_REQUIRE_AUTH", True)
 # Origins a browser-based MCP client may send (DNS-rebinding check);
@@ -255,6 +263,18 @@ OCR = envchoice("OCR", "auto", ("auto", "off", "force"))
 # (word accuracy on 300 and 150 dpi scans: docs/benchmarks.md, "OCR").
 OCR_DPI = int(TUNED["OCR_DPI"])
 INGEST_MAX_FILE_BYTES = envint("INGEST_MAX_FILE_BYTES", 50 * 1024 * 1024, minimum=1)
+# Every parse runs in a parser child process (mnemosyne/ingestion/parser_processes.py) under these
+# bounds: the child's heap, and each parse's CPU time (more for each PDF page read by OCR); a parse
+# that meets one fails its document in one line. At most this many parser children per process.
+INGEST_PARSE_PROCESSES = envint("INGEST_PARSE_PROCESSES", 2, minimum=1, maximum=64)
+INGEST_PARSE_MEMORY_MB = envint("INGEST_PARSE_MEMORY_MB", 1536, minimum=256, maximum=65_536)
+INGEST_PARSE_CPU_SECONDS = envint("INGEST_PARSE_CPU_SECONDS", 120, minimum=5, maximum=86_400)
+INGEST_PARSE_CPU_SECONDS_PER_PAGE = envint("INGEST_PARSE_CPU_SECONDS_PER_PAGE", 5, minimum=0, maximum=600)
+# What a document may hold: PDF pages read (the first ones), an office file's or e-book's size once
+# unpacked (a zip bomb), how deep a web page's elements nest.
+INGEST_MAX_PAGES = envint("INGEST_MAX_PAGES", 5000, minimum=1)
+INGEST_MAX_UNPACKED_BYTES = envint("INGEST_MAX_UNPACKED_BYTES", 512 * 1024 * 1024, minimum=1024)
+INGEST_MAX_NESTING = envint("INGEST_MAX_NESTING", 1000, minimum=16, maximum=100_000)
 # upsert_item queues a document larger than this for a background worker and returns a job id.
 UPSERT_BACKGROUND_BYTES = envint("UPSERT_BACKGROUND_BYTES", 1024 * 1024, minimum=0)
 # Seconds allowed to connect to, and between reads from, a URL given to `ingest`, and for the whole body.
@@ -399,6 +419,13 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = MNEMOSYNE_DATA_DIR / "static"
+# Uploads (the console's) are read no further than INGEST_MAX_FILE_BYTES.
+FILE_UPLOAD_HANDLERS = [
+    "mcp_server.console.upload_limits.SizeCappedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+FILE_UPLOAD_TEMP_DIR = str(TEMPORARY_DIR)
 
 # OpenTelemetry tracing (mnemosyne/lib/tracing.py): spans to OTEL_EXPORTER_OTLP_ENDPOINT over OTLP/HTTP.
 OTEL_TRACING = envbool("OTEL_TRACING", False)

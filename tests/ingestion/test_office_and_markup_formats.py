@@ -7,13 +7,13 @@ from __future__ import annotations
 import io
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile
 from mnemosyne.ingestion.markdown_lines import iter_markdown_headings
-from mnemosyne.ingestion.parsers import archives
 from mnemosyne.ingestion.parsing import parse_bytes
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "formats"
@@ -155,8 +155,8 @@ def test_a_corrupt_office_file_is_unreadable_with_a_reason(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["deck.pptx", "book.xlsx", "novel.epub"])
-def test_a_zip_bomb_is_refused_before_it_is_unpacked(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(archives, "MAX_UNPACKED_BYTES", 1024 * 1024)
+def test_a_zip_bomb_is_refused_before_it_is_unpacked(name: str, settings: Any) -> None:
+    settings.INGEST_MAX_UNPACKED_BYTES = 1024 * 1024
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("[Content_Types].xml", b"\0" * (2 * 1024 * 1024))

@@ -6,6 +6,7 @@ import base64
 import io
 import zipfile
 import zlib
+from typing import Any
 
 import docx
 import pytest
@@ -105,8 +106,8 @@ def test_a_pdf_with_neither_text_nor_images_is_reported_as_probably_scanned() ->
         parse_bytes(pdf_bytes([[], []]), filename="scan.pdf")
 
 
-def test_only_the_first_max_pdf_pages_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pdf, "MAX_PDF_PAGES", 2)
+def test_only_the_first_max_pdf_pages_are_read(settings: Any) -> None:
+    settings.INGEST_MAX_PAGES = 2
     parsed = parse_bytes(report_pdf(), filename="report.pdf")
     assert len(parsed.page_starts) == 2
     assert "Turbines" not in parsed.text

@@ -7,9 +7,10 @@ from __future__ import annotations
 import io
 import zipfile
 
+from django.conf import settings
+
 from mnemosyne.ingestion.documents import UnreadableFile
 
-MAX_UNPACKED_BYTES = 512 * 1024 * 1024
 MAX_ENTRIES = 100_000
 
 
@@ -22,5 +23,7 @@ def check_archive(data: bytes, kind: str) -> None:
     if len(entries) > MAX_ENTRIES:
         raise UnreadableFile(f"{kind} file has too many parts ({len(entries):,})")
     unpacked = sum(entry.file_size for entry in entries)
-    if unpacked > MAX_UNPACKED_BYTES:
-        raise UnreadableFile(f"{kind} file too large once unpacked ({unpacked:,} bytes)")
+    if unpacked > settings.INGEST_MAX_UNPACKED_BYTES:
+        raise UnreadableFile(
+            f"{kind} file too large once unpacked ({unpacked:,} bytes; INGEST_MAX_UNPACKED_BYTES)"
+        )

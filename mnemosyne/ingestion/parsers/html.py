@@ -22,6 +22,7 @@ from mnemosyne.ingestion.parsers.image_data import (
     embedded_image,
     image_marker,
 )
+from mnemosyne.ingestion.parsers.nesting import check_nesting
 from mnemosyne.library.normalising import normalise_text
 
 _BOILERPLATE = ["nav", "aside", "script", "style", "noscript", "template", "form", "iframe", "svg"]
@@ -46,6 +47,7 @@ class _Picture:
 def parse_html(data: bytes, *, filename: str) -> ParsedDocument:
     if b"\x00" in data:
         raise UnreadableFile("binary content (contains NUL bytes), not an HTML page")
+    check_nesting(data)
     with warnings.catch_warnings():
         # XHTML (an e-book's chapters, some sites) is read as HTML on purpose: the lenient parser.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)

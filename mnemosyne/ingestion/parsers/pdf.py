@@ -19,7 +19,7 @@ import pypdfium2 as pdfium
 from django.conf import settings
 from PIL import Image
 
-from mnemosyne.ingestion import ocr
+from mnemosyne.ingestion import ocr, parser_processes
 from mnemosyne.ingestion.documents import (
     ImageAsset,
     ParsedDocument,
@@ -37,7 +37,6 @@ from mnemosyne.ingestion.parsers.pdf_text import page_text
 
 logger = logging.getLogger(__name__)
 
-MAX_PDF_PAGES = 5000
 # A page whose text layer has fewer letters and digits than this is taken as having none.
 MIN_TEXT_CHARS = 16
 # A text layer with more than this share of characters PDFium cannot map to Unicode is garbage.
@@ -69,9 +68,9 @@ def _open(data: bytes) -> pdfium.PdfDocument:
 
 def _parse(document: pdfium.PdfDocument, finder: pdf_tables.TableFinder, filename: str) -> ParsedDocument:
     count = len(document)
-    if count > MAX_PDF_PAGES:
-        logger.warning("%s has %d pages; reading the first %d", filename, count, MAX_PDF_PAGES)
-        count = MAX_PDF_PAGES
+    if count > settings.INGEST_MAX_PAGES:
+        logger.warning("%s has %d pages; reading the first %d", filename, count, settings.INGEST_MAX_PAGES)
+        count = settings.INGEST_MAX_PAGES
     pages: list[list[Line]] = []
     heights: list[float] = []
     widths: list[float] = []
@@ -137,6 +136,8 @@ def _page_lines(page: pdfium.PdfPage, number: int) -> tuple[list[Line], bool]:
     if not wanted:
         return found.lines, False
     dpi = settings.OCR_DPI
+    # A page read by OCR takes seconds of CPU: the parse's budget grows by a page's.
+    parser_processes.allow_more_cpu(settings.INGEST_PARSE_CPU_SECONDS_PER_PAGE)
     try:
         lines = ocr.recognise(_rendered(page, dpi), page=number, scale=72 / dpi, height=page.get_height())
     except ocr.OCRUnavailable as exc:

@@ -1,0 +1,268 @@
+"""Every parse of an untrusted file runs in a child process: a small pool of warm parser processes
+per process that parses (a server worker, an ingest command, a background worker).
+
+A parser child starts clean (`python -m mnemosyne.ingestion.parser_processes`, never forked from a
+process holding threads, database connections or models), leaves the network (a network namespace
+of its own where the kernel allows it, and Python's sockets refused in any case), and parses under
+bounds the kernel enforces: its heap (RLIMIT_DATA, INGEST_PARSE_MEMORY_MB) and the CPU time of each
+parse (RLIMIT_CPU, reset before each one: INGEST_PARSE_CPU_SECONDS, plus
+INGEST_PARSE_CPU_SECONDS_PER_PAGE for each PDF page read by OCR). A parser that runs out of either,
+crashes or hangs past a wall-clock guard is killed; that document fails with one line saying which
+bound it met, the child is replaced, and no other parse — nor the process that asked — is affected.
+Children idle for IDLE_SECONDS exit.
+
+Only what the parsers need crosses: the bytes and file name in, the ParsedDocument (or the reason it
+cannot be) out. The child reads no settings module and opens no database.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from django.conf import settings
+
+from mnemosyne.ingestion.documents import DocumentRejected, ParsedDocument, UnreadableFile
+
+logger = logging.getLogger(__name__)
+
+# A parser child with nothing to do for this long exits (a new one starts when needed).
+IDLE_SECONDS = 300.0
+# The wall-clock guard of one parse: a multiple of its CPU budget (a parse waiting on nothing but
+# the CPU takes no longer than its CPU time on a machine that is not overloaded).
+WALL_FACTOR = 4.0
+WALL_MARGIN_SECONDS = 60.0
+_MIB = 1024 * 1024
+
+
+class ParserFailed(UnreadableFile):
+    """The parser met a bound (memory, CPU time), crashed or hung; the message says which."""
+
+
+def limits() -> dict[str, Any]:
+    """The settings a parser child works under (the parsers read them as Django settings)."""
+    return {
+        "OCR": settings.OCR,
+        "OCR_DPI": settings.OCR_DPI,
+        "INGEST_MAX_PAGES": settings.INGEST_MAX_PAGES,
+        "INGEST_MAX_UNPACKED_BYTES": settings.INGEST_MAX_UNPACKED_BYTES,
+        "INGEST_MAX_NESTING": settings.INGEST_MAX_NESTING,
+        "INGEST_PARSE_MEMORY_MB": settings.INGEST_PARSE_MEMORY_MB,
+        "INGEST_PARSE_CPU_SECONDS": settings.INGEST_PARSE_CPU_SECONDS,
+        "INGEST_PARSE_CPU_SECONDS_PER_PAGE": settings.INGEST_PARSE_CPU_SECONDS_PER_PAGE,
+    }
+
+
+@dataclass
+class _Child:
+    process: subprocess.Popen[bytes]
+    connection: Connection
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+
+class ParserPool:
+    """Up to `size` parser children, each parsing one document at a time."""
+
+    def __init__(self, size: int, config: dict[str, Any]) -> None:
+        self._config = config
+        self._free: queue.LifoQueue[_Child | None] = queue.LifoQueue()
+        for _ in range(size):
+            self._free.put(None)  # a slot with no child yet: started when first needed
+
+    def parse(self, data: bytes, filename: str) -> ParsedDocument:
+        child = self._free.get()
+        try:
+            if child is None or not child.alive():
+                child = self._start()
+            answer, child = self._ask(child, data, filename)
+        finally:
+            self._free.put(child)
+        return answer
+
+    def _start(self) -> _Child:
+        parent_end, child_end = socket.socketpair()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mnemosyne.ingestion.parser_processes", str(child_end.fileno())],
+            pass_fds=[child_end.fileno()],
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, _CONFIG: json.dumps(self._config)},
+        )
+        child_end.close()
+        return _Child(process, Connection(parent_end.detach()))
+
+    def _ask(self, child: _Child, data: bytes, filename: str) -> tuple[ParsedDocument, _Child | None]:
+        budget = self._config["INGEST_PARSE_CPU_SECONDS"]
+        deadline = time.monotonic() + budget * WALL_FACTOR + WALL_MARGIN_SECONDS
+        try:
+            child.connection.send((data, filename))
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not child.connection.poll(left):
+                    _stop(child)
+                    raise ParserFailed("the parser did not finish in time and was stopped")
+                kind, *rest = child.connection.recv()
+                if kind == "budget":  # a PDF's pages each get more CPU time: the guard follows
+                    deadline += rest[0] * WALL_FACTOR
+                    continue
+                break
+        except (EOFError, OSError, BrokenPipeError):
+            reason = _death(child)
+            raise ParserFailed(reason) from None
+        if kind == "ok":
+            return rest[0], child
+        if kind == "memory":
+            _stop(child)
+            raise ParserFailed(
+                f"the parser ran out of its memory budget ({self._config['INGEST_PARSE_MEMORY_MB']} MiB, "
+                "INGEST_PARSE_MEMORY_MB)"
+            )
+        exception = UnreadableFile if kind == "unreadable" else DocumentRejected
+        raise exception(rest[0])
+
+
+def _death(child: _Child) -> str:
+    """Why a child stopped answering, in a line."""
+    try:
+        code = child.process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        _stop(child)
+        return "the parser stopped answering and was stopped"
+    child.connection.close()
+    if code == -signal.SIGXCPU or code == -signal.SIGKILL:
+        return "the parser ran out of its CPU-time budget (INGEST_PARSE_CPU_SECONDS) and was stopped"
+    if code in (-signal.SIGSEGV, -signal.SIGBUS, -signal.SIGABRT):
+        return "the parser crashed on this file"
+    return f"the parser stopped (exit status {code})"
+
+
+def _stop(child: _Child) -> None:
+    if child.alive():
+        child.process.kill()
+    child.process.wait(timeout=5)
+    child.connection.close()
+
+
+_pool: ParserPool | None = None
+_pool_pid = 0
+_pool_lock = threading.Lock()
+
+
+def parse(data: bytes, filename: str) -> ParsedDocument:
+    """The document in `data`, parsed in a parser child of this process's pool."""
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid():
+            _pool, _pool_pid = ParserPool(settings.INGEST_PARSE_PROCESSES, limits()), os.getpid()
+        pool = _pool
+    return pool.parse(data, filename)
+
+
+# -- the child ----------------------------------------------------------------------------------
+
+# The environment variable that hands a child its settings (JSON).
+_CONFIG = "MNEMOSYNE_PARSER_SETTINGS"
+
+
+def serve(connection: Connection, config: dict[str, Any]) -> None:
+    """A parser child's life: leave the network, bound the heap, then parse what is sent, each
+    parse under its own CPU-time budget, until the parent goes or nothing comes for IDLE_SECONDS."""
+    _leave_network()
+    memory = config["INGEST_PARSE_MEMORY_MB"] * _MIB
+    resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+    # What a parser warns of is said in the document's reason, once, by the process that asked.
+    logging.basicConfig(level=logging.ERROR)
+    warnings.simplefilter("ignore")
+    from django.conf import settings as child_settings
+
+    import mnemosyne  # noqa: F401  (Python 3.11 support for Django, before Django is used)
+
+    child_settings.configure(**config)
+    from mnemosyne.ingestion import parsing
+
+    global _IN_CHILD, _TELL_PARENT
+    _IN_CHILD = True
+    _TELL_PARENT = lambda seconds: connection.send(("budget", seconds))  # noqa: E731
+
+    while True:
+        try:
+            if not connection.poll(IDLE_SECONDS):
+                return
+            data, filename = connection.recv()
+        except (EOFError, OSError):
+            return
+        _budget(config["INGEST_PARSE_CPU_SECONDS"])
+        try:
+            answer: tuple[Any, ...] = ("ok", parsing.parse_here(data, filename=filename))
+        except DocumentRejected as exc:
+            if isinstance(exc.__cause__, MemoryError):
+                connection.send(("memory",))
+                return  # its heap may be in pieces: a fresh child takes the next document
+            answer = ("unreadable" if isinstance(exc, UnreadableFile) else "rejected", str(exc))
+        except MemoryError:
+            connection.send(("memory",))
+            return
+        connection.send(answer)
+
+
+def allow_more_cpu(seconds: float) -> None:
+    """Give the parse in progress `seconds` more CPU time (a PDF, for each of its pages); nothing
+    outside a parser child."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if soft == resource.RLIM_INFINITY or not _IN_CHILD:
+        return
+    extra = int(seconds) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (soft + extra, hard))
+    _TELL_PARENT(extra)
+
+
+_IN_CHILD = False
+_TELL_PARENT: Any = lambda seconds: None  # noqa: E731
+
+
+def _budget(seconds: float) -> None:
+    """This parse's CPU time: past the soft limit the kernel ends the child with SIGXCPU (the hard
+    limit is left alone: a child that has left its user namespace may not raise it again)."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    spent = int(used.ru_utime + used.ru_stime)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = spent + int(seconds) + 1
+    resource.setrlimit(
+        resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard)
+    )
+
+
+def _leave_network() -> None:
+    """No connection out of a parser child: a network namespace of its own (only a loopback that is
+    down) where the kernel lets it, and Python's sockets refused whatever it allows."""
+    import ctypes
+    import socket
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    clone_newnet, clone_newuser = 0x40000000, 0x10000000
+    if libc.unshare(clone_newnet) != 0:
+        libc.unshare(clone_newuser | clone_newnet)
+
+    class _NoSocket(socket.socket):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            raise OSError("a parser has no network")
+
+    socket.socket = _NoSocket  # type: ignore[misc]
+
+
+if __name__ == "__main__":
+    serve(Connection(int(sys.argv[1])), json.loads(os.environ.pop(_CONFIG)))

@@ -1,0 +1,93 @@
+"""Every parse runs in a parser child under memory and CPU-time bounds: files made to hurt a parser
+are refused in one line within seconds; a parser that runs out of its memory or its CPU time fails
+only that document, with the bound it met named, and the pool's other parses go on; a child has no
+network."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from mnemosyne.ingestion.documents import DocumentRejected
+from mnemosyne.ingestion.parser_processes import ParserFailed, ParserPool, limits
+from mnemosyne.ingestion.parsing import parse_bytes
+from tests.ingestion.hostile_files import IN_MEMORY, html_nested
+
+pytestmark = pytest.mark.slow  # parser children are processes
+
+REASONS = {
+    "bomb.docx": "too large once unpacked",
+    "laughs.xlsx": "no readable cells",
+    "pages.pdf": "no extractable text",
+    "loop.pdf": "cannot parse pdf file",
+    "nested.html": "nest more than 1000 deep (INGEST_MAX_NESTING)",
+    "escaping.epub": "not a readable EPUB file",
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_MEMORY))
+def test_a_hostile_file_is_refused_in_one_line_within_seconds(name: str) -> None:
+    data = IN_MEMORY[name]()
+    started = time.monotonic()
+    with pytest.raises(DocumentRejected) as refused:
+        parse_bytes(data, filename=name)
+    assert time.monotonic() - started < 60
+    assert REASONS[name] in str(refused.value) and "\n" not in str(refused.value)
+
+
+def pool(**overrides: Any) -> ParserPool:
+    return ParserPool(2, {**limits(), **overrides})
+
+
+def test_a_parser_out_of_memory_fails_its_document_only() -> None:
+    parsers = pool(INGEST_PARSE_MEMORY_MB=256)
+    rows = b"".join(b"%d,%s\n" % (number, b"cell " * 8) for number in range(600_000))  # 28 MB of cells
+    with pytest.raises(
+        ParserFailed, match=r"ran out of its memory budget \(256 MiB, INGEST_PARSE_MEMORY_MB\)"
+    ):
+        parsers.parse(rows, "big.csv")
+    assert parsers.parse(b"# Still here\n\ntext\n", "after.md").title == "Still here"
+
+
+def test_a_parser_out_of_cpu_time_is_stopped_and_the_other_parse_goes_on() -> None:
+    parsers = pool(INGEST_PARSE_CPU_SECONDS=5, INGEST_MAX_NESTING=100_000)
+    outcome: dict[str, tuple[str, float]] = {}
+
+    def hog() -> None:
+        started = time.monotonic()
+        try:
+            parsers.parse(html_nested(60_000), "deep.html")
+        except ParserFailed as exc:
+            outcome["hog"] = (str(exc), time.monotonic() - started)
+
+    thread = threading.Thread(target=hog)
+    thread.start()
+    time.sleep(1)
+    assert parsers.parse(b"# Meanwhile\n\nanother document\n", "meanwhile.md").title == "Meanwhile"
+    thread.join(timeout=120)
+    reason, seconds = outcome["hog"]
+    assert reason == "the parser ran out of its CPU-time budget (INGEST_PARSE_CPU_SECONDS) and was stopped"
+    assert seconds < 30
+
+
+def test_a_parser_child_has_no_network() -> None:
+    """The child's first act, run in a process of its own: a server on this machine that the test
+    reaches is out of the child's reach."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()  # reachable from here
+        probe = (
+            "import socket\n"
+            "from mnemosyne.ingestion.parser_processes import _leave_network\n"
+            "_leave_network()\n"
+            f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=5)\n"
+            "except OSError as exc:\n    print('refused:', exc)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.startswith("refused:"), done.stdout + done.stderr
