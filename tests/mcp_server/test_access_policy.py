@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from mcp_server.auth import access_policy, identify
 from mcp_server.auth.library_access import Role, roles_of
@@ -20,6 +19,7 @@ from mcp_server.auth.services import create_token
 from mcp_server.models import AccessPolicyState, LibraryGrant, MCPAuditEvent, OAuthClient, OAuthGrant
 from mnemosyne.library.models import Library, QueryLog
 from mnemosyne.library.services import ensure_library
+from tests.commands import refused
 
 pytestmark = pytest.mark.django_db
 
@@ -36,12 +36,6 @@ def run(*args: str) -> tuple[str, str]:
     out, err = StringIO(), StringIO()
     call_command(*args, stdout=out, stderr=err)
     return out.getvalue().strip(), err.getvalue().strip()
-
-
-def refused(*args: str) -> str:
-    with pytest.raises(CommandError) as raised:
-        call_command(*args, stdout=StringIO(), stderr=StringIO())
-    return str(raised.value)
 
 
 def reach(raw: str) -> tuple[list[int] | None, bool]:

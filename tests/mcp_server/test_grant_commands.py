@@ -3,19 +3,17 @@ The access policy and its switch: test_access_policy.py."""
 
 from __future__ import annotations
 
-from io import StringIO
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from mcp_server.auth.library_access import Role, reach_of, roles_of
 from mcp_server.auth.library_grants import grant
 from mcp_server.models import LibraryGrant, MCPAuditEvent
 from mnemosyne.library.models import Library
 from mnemosyne.library.services import ensure_library
+from tests.commands import refused, run
 
 pytestmark = pytest.mark.django_db
 
@@ -23,18 +21,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def handbook() -> Library:
     return ensure_library(name="Handbook", library_type="documentation")
-
-
-def run(*args: str) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out)
-    return out.getvalue().strip()
-
-
-def refused(*args: str) -> str:
-    with pytest.raises(CommandError) as raised:
-        call_command(*args, stdout=StringIO())
-    return str(raised.value)
 
 
 def test_grant_gives_changes_and_says_what_changed(handbook: Library) -> None:

@@ -5,33 +5,19 @@ refused in one line."""
 
 from __future__ import annotations
 
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Item, Library
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.profiles.models import SynonymSet
+from tests.commands import refused, run
 from tests.ingestion.test_identity import QUARTERLY_COVER, STATEMENT
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def run(*args: str) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out)
-    return out.getvalue().strip()
-
-
-def refused(*args: str) -> str:
-    with pytest.raises(CommandError) as raised:
-        call_command(*args, stdout=StringIO())
-    return str(raised.value)
 
 
 @pytest.fixture
