@@ -21,6 +21,7 @@ from mnemosyne.ingestion.documents import (
 )
 
 logger = logging.getLogger(__name__)
+MAX_REASON_CHARS = 300
 
 
 def parse_file(path: Path) -> ParsedDocument:
@@ -55,7 +56,9 @@ def parse_here(data: bytes, *, filename: str) -> ParsedDocument:
         # unreadable, and must not stop the ingestion of the files around it. Said once, in the
         # item's reason; the traceback only at debug level.
         logger.debug("the %s parser failed on %r", found.item_type, filename, exc_info=True)
-        reason = str(exc) or type(exc).__name__
+        # One line: some libraries put a whole traceback in their message.
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        reason = (lines[-1] if lines else type(exc).__name__)[:MAX_REASON_CHARS]
         raise UnreadableFile(f"cannot parse {found.item_type} file: {reason}") from exc
 
 

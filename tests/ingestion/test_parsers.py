@@ -122,6 +122,16 @@ def test_an_error_inside_the_pdf_library_becomes_unreadable_file(monkeypatch: py
         parse_bytes(report_pdf(), filename="report.pdf")
 
 
+def test_a_library_error_carrying_a_traceback_is_said_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    def explode(*args: object, **kwargs: object) -> object:
+        raise RuntimeError('Traceback (most recent call last):\n  File "x.py", line 1\nRuntimeError: bad_alloc')
+
+    monkeypatch.setattr(pdf, "page_text", explode)
+    with pytest.raises(UnreadableFile) as raised:
+        parse_bytes(report_pdf(), filename="report.pdf")
+    assert str(raised.value) == "cannot parse pdf file: RuntimeError: bad_alloc"
+
+
 # --- HTML -----------------------------------------------------------------------------------------
 
 EMBEDDED_PNG = "data:image/png;base64," + base64.b64encode(png_bytes()).decode()
