@@ -265,4 +265,7 @@ def _leave_network() -> None:
 
 
 if __name__ == "__main__":
-    serve(Connection(int(sys.argv[1])), json.loads(os.environ.pop(_CONFIG)))
+    # Run as the module the parsers import (not as __main__), so allow_more_cpu sees this child.
+    from mnemosyne.ingestion import parser_processes
+
+    parser_processes.serve(Connection(int(sys.argv[1])), json.loads(os.environ.pop(_CONFIG)))

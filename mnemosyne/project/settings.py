@@ -267,8 +267,9 @@ INGEST_MAX_FILE_BYTES = envint("INGEST_MAX_FILE_BYTES", 50 * 1024 * 1024, minimu
 # bounds: the child's heap, and each parse's CPU time (more for each PDF page read by OCR); a parse
 # that meets one fails its document in one line. At most this many parser children per process.
 INGEST_PARSE_PROCESSES = envint("INGEST_PARSE_PROCESSES", 2, minimum=1, maximum=64)
-# (OCR of one large scanned page holds about 1.6 GiB at its peak, on every thread ONNX Runtime uses.)
-INGEST_PARSE_MEMORY_MB = envint("INGEST_PARSE_MEMORY_MB", 2048, minimum=256, maximum=65_536)
+# (OCR of a large scanned page or slide holds up to about 1.9 GiB resident at its peak, and more
+# address space for its data.)
+INGEST_PARSE_MEMORY_MB = envint("INGEST_PARSE_MEMORY_MB", 3072, minimum=256, maximum=65_536)
 INGEST_PARSE_CPU_SECONDS = envint("INGEST_PARSE_CPU_SECONDS", 120, minimum=5, maximum=86_400)
 INGEST_PARSE_CPU_SECONDS_PER_PAGE = envint("INGEST_PARSE_CPU_SECONDS_PER_PAGE", 30, minimum=0, maximum=600)
 # What a document may hold: PDF pages read (the first ones), an office file's or e-book's size once

@@ -124,7 +124,8 @@ def test_an_error_inside_the_pdf_library_becomes_unreadable_file(monkeypatch: py
 
 def test_a_library_error_carrying_a_traceback_is_said_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     def explode(*args: object, **kwargs: object) -> object:
-        raise RuntimeError('Traceback (most recent call last):\n  File "x.py", line 1\nRuntimeError: bad_alloc')
+        message = 'Traceback (most recent call last):\n  File "x.py", line 1\nRuntimeError: bad_alloc'
+        raise RuntimeError(message)
 
     monkeypatch.setattr(pdf, "page_text", explode)
     with pytest.raises(UnreadableFile) as raised:
