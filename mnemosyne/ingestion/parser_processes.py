@@ -1,7 +1,7 @@
 """Every parse of an untrusted file runs in a child process: a small pool of warm parser processes
 per process that parses (a server worker, an ingest command, a background worker).
 
-A parser child starts clean (`python -m mnemosyne.ingestion.parser_processes`, never forked from a
+A parser child starts clean (`python -m mnemosyne.ingestion.parser_child`, never forked from a
 process holding threads, database connections or models), leaves the network (a network namespace
 of its own where the kernel allows it, and Python's sockets refused in any case), and parses under
 bounds the kernel enforces: its heap (RLIMIT_DATA, INGEST_PARSE_MEMORY_MB) and the CPU time of each
@@ -28,7 +28,6 @@ import subprocess
 import sys
 import threading
 import time
-import warnings
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -97,10 +96,10 @@ class ParserPool:
     def _start(self) -> _Child:
         parent_end, child_end = socket.socketpair()
         process = subprocess.Popen(
-            [sys.executable, "-m", "mnemosyne.ingestion.parser_processes", str(child_end.fileno())],
+            [sys.executable, "-m", "mnemosyne.ingestion.parser_child", str(child_end.fileno())],
             pass_fds=[child_end.fileno()],
             stdin=subprocess.DEVNULL,
-            env={**os.environ, _CONFIG: json.dumps(self._config)},
+            env={**os.environ, CONFIG_VARIABLE: json.dumps(self._config)},
         )
         child_end.close()
         return _Child(process, Connection(parent_end.detach()))
@@ -172,51 +171,8 @@ def parse(data: bytes, filename: str) -> ParsedDocument:
     return pool.parse(data, filename)
 
 
-# -- the child ----------------------------------------------------------------------------------
-
 # The environment variable that hands a child its settings (JSON).
-_CONFIG = "MNEMOSYNE_PARSER_SETTINGS"
-
-
-def serve(connection: Connection, config: dict[str, Any]) -> None:
-    """A parser child's life: leave the network, bound the heap, then parse what is sent, each
-    parse under its own CPU-time budget, until the parent goes or nothing comes for IDLE_SECONDS."""
-    _leave_network()
-    memory = config["INGEST_PARSE_MEMORY_MB"] * _MIB
-    resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
-    # What a parser warns of is said in the document's reason, once, by the process that asked.
-    logging.basicConfig(level=logging.ERROR)
-    warnings.simplefilter("ignore")
-    from django.conf import settings as child_settings
-
-    import mnemosyne  # noqa: F401  (Python 3.11 support for Django, before Django is used)
-
-    child_settings.configure(**config)
-    from mnemosyne.ingestion import parsing
-
-    global _IN_CHILD, _TELL_PARENT
-    _IN_CHILD = True
-    _TELL_PARENT = lambda seconds: connection.send(("budget", seconds))  # noqa: E731
-
-    while True:
-        try:
-            if not connection.poll(IDLE_SECONDS):
-                return
-            data, filename = connection.recv()
-        except (EOFError, OSError):
-            return
-        _budget(config["INGEST_PARSE_CPU_SECONDS"])
-        try:
-            answer: tuple[Any, ...] = ("ok", parsing.parse_here(data, filename=filename))
-        except DocumentRejected as exc:
-            if isinstance(exc.__cause__, MemoryError):
-                connection.send(("memory",))
-                return  # its heap may be in pieces: a fresh child takes the next document
-            answer = ("unreadable" if isinstance(exc, UnreadableFile) else "rejected", str(exc))
-        except MemoryError:
-            connection.send(("memory",))
-            return
-        connection.send(answer)
+CONFIG_VARIABLE = "MNEMOSYNE_PARSER_SETTINGS"
 
 
 def allow_more_cpu(seconds: float) -> None:
@@ -234,38 +190,8 @@ _IN_CHILD = False
 _TELL_PARENT: Any = lambda seconds: None  # noqa: E731
 
 
-def _budget(seconds: float) -> None:
-    """This parse's CPU time: past the soft limit the kernel ends the child with SIGXCPU (the hard
-    limit is left alone: a child that has left its user namespace may not raise it again)."""
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    spent = int(used.ru_utime + used.ru_stime)
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    soft = spent + int(seconds) + 1
-    resource.setrlimit(
-        resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard)
-    )
-
-
-def _leave_network() -> None:
-    """No connection out of a parser child: a network namespace of its own (only a loopback that is
-    down) where the kernel lets it, and Python's sockets refused whatever it allows."""
-    import ctypes
-    import socket
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    clone_newnet, clone_newuser = 0x40000000, 0x10000000
-    if libc.unshare(clone_newnet) != 0:
-        libc.unshare(clone_newuser | clone_newnet)
-
-    class _NoSocket(socket.socket):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            raise OSError("a parser has no network")
-
-    socket.socket = _NoSocket  # type: ignore[misc]
-
-
-if __name__ == "__main__":
-    # Run as the module the parsers import (not as __main__), so allow_more_cpu sees this child.
-    from mnemosyne.ingestion import parser_processes
-
-    parser_processes.serve(Connection(int(sys.argv[1])), json.loads(os.environ.pop(_CONFIG)))
+def enter_child(tell_parent: Any) -> None:
+    """Mark this process a parser child (parser_child.serve): allow_more_cpu then raises the CPU
+    limit and tells the parent, through `tell_parent(seconds)`, so its wall-clock guard follows."""
+    global _IN_CHILD, _TELL_PARENT
+    _IN_CHILD, _TELL_PARENT = True, tell_parent

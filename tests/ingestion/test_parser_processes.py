@@ -96,7 +96,7 @@ def test_a_parser_child_has_no_network() -> None:
         socket.create_connection(("127.0.0.1", port), timeout=5).close()  # reachable from here
         probe = (
             "import socket\n"
-            "from mnemosyne.ingestion.parser_processes import _leave_network\n"
+            "from mnemosyne.ingestion.parser_child import _leave_network\n"
             "_leave_network()\n"
             f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=5)\n"
             "except OSError as exc:\n    print('refused:', exc)\n"
