@@ -41,7 +41,7 @@ typecheck: install-dev
 # PostgreSQL, a test file's tests on one worker so its module's servers start once).
 PYTEST_WORKERS ?= auto
 pytest: install-dev
-	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
 # The fast tier: no server, no other process, no model (the stand-in embedder), no browser, no
 # Node.js packages — the tests not marked slow (tests/conftest.py says how a test is).

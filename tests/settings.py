@@ -1,6 +1,7 @@
 """Test settings: the real settings, with a data directory of the tests' own."""
 
 import os
+import tempfile
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parent.parent
@@ -10,6 +11,11 @@ os.environ.setdefault("DEBUG", "true")
 # directories differ).
 os.environ.setdefault("EMBEDDING_CACHE_DIR", str(_ROOT / ".mnemosyne-test-models"))
 os.environ.setdefault("LOG_LEVEL", "warning")
+# The tests' temporary files (pytest's tmp_path among them) outside the checkout: a test's folder
+# must not sit inside a git repository, nor its sockets' paths grow past the kernel's limit.
+os.environ.setdefault(
+    "MNEMOSYNE_TMP_DIR", str(Path(tempfile.gettempdir()) / f"mnemosyne-tests-{os.getuid()}")
+)
 # No local settings file: the tests (and the servers and commands they start) see only what they set.
 os.environ.setdefault("MNEMOSYNE_ENV_FILE", "off")
 # The tests fetch from servers on 127.0.0.1; the private-address guard's own tests turn it back on.

