@@ -78,10 +78,21 @@ class ParserPool:
     """Up to `size` parser children, each parsing one document at a time."""
 
     def __init__(self, size: int, config: dict[str, Any]) -> None:
-        self._config = config
+        self.config = self._config = config
         self._free: queue.LifoQueue[_Child | None] = queue.LifoQueue()
         for _ in range(size):
             self._free.put(None)  # a slot with no child yet: started when first needed
+
+    def close(self) -> None:
+        """Stop the children idle now; one still parsing exits when the pool is let go after its
+        parse (its connection closes, and a child whose parent has gone stops)."""
+        while True:
+            try:
+                child = self._free.get_nowait()
+            except queue.Empty:
+                return
+            if child is not None:
+                _stop(child)
 
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
         child = self._free.get()
@@ -162,11 +173,15 @@ _pool_lock = threading.Lock()
 
 
 def parse(data: bytes, filename: str) -> ParsedDocument:
-    """The document in `data`, parsed in a parser child of this process's pool."""
+    """The document in `data`, parsed in a parser child of this process's pool (a new pool when the
+    settings its children work under have changed: say a test's)."""
     global _pool, _pool_pid
+    config = limits()
     with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid():
-            _pool, _pool_pid = ParserPool(settings.INGEST_PARSE_PROCESSES, limits()), os.getpid()
+        if _pool is None or _pool_pid != os.getpid() or _pool.config != config:
+            if _pool is not None and _pool_pid == os.getpid():
+                _pool.close()
+            _pool, _pool_pid = ParserPool(settings.INGEST_PARSE_PROCESSES, config), os.getpid()
         pool = _pool
     return pool.parse(data, filename)
 

@@ -213,7 +213,9 @@ def test_watch_picks_a_change_up_within_seconds(docs: Path, shared_data_dir: Pat
         edited = time.monotonic()
         write(docs, {"news.md": "# News\n\nThe new pier opens on Monday.\n"})
         while not Item.objects.filter(source="handbook/news.md", embedding_status="complete").exists():
-            assert time.monotonic() - edited < 5, "not picked up within 5 s"
+            # Seconds when idle (a parser child starts, the file is read and embedded); the bound
+            # leaves room for a machine busy with other tests.
+            assert time.monotonic() - edited < 20, "not picked up within 20 s"
             time.sleep(0.05)
     finally:
         watcher.terminate()  # SIGTERM stops it cleanly (as Ctrl-C does)
