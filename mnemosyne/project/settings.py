@@ -275,7 +275,9 @@ INGEST_PARSE_PROCESSES = envint("INGEST_PARSE_PROCESSES", 2, minimum=1, maximum=
 # address space for its data.)
 INGEST_PARSE_MEMORY_MB = envint("INGEST_PARSE_MEMORY_MB", 3072, minimum=256, maximum=65_536)
 INGEST_PARSE_CPU_SECONDS = envint("INGEST_PARSE_CPU_SECONDS", 120, minimum=5, maximum=86_400)
-INGEST_PARSE_CPU_SECONDS_PER_PAGE = envint("INGEST_PARSE_CPU_SECONDS_PER_PAGE", 30, minimum=0, maximum=600)
+# (A dense page read by OCR at 300 dpi takes about 50 s of CPU on its two threads: 7 such pages of
+# a 20-page annual report, 343 s.)
+INGEST_PARSE_CPU_SECONDS_PER_PAGE = envint("INGEST_PARSE_CPU_SECONDS_PER_PAGE", 90, minimum=0, maximum=600)
 # What a document may hold: PDF pages read (the first ones), an office file's or e-book's size once
 # unpacked (a zip bomb), how deep a web page's elements nest.
 INGEST_MAX_PAGES = envint("INGEST_MAX_PAGES", 5000, minimum=1)
