@@ -61,7 +61,7 @@ def test_searches_keep_the_old_model_until_one_switch(
     library, _, _ = ingest_fixture_docs(embedder, library="Re-embedded")
     chunks = Chunk.objects.filter(library=library).count()
     monkeypatch.setattr(reembedding, "BATCH", 2)  # many batches, each 0.2 s at the endpoint
-    answers: list[tuple[float, str, list[str]]] = []
+    answers: list[tuple[float, float, str, list[str]]] = []
     stop = threading.Event()
     with uvicorn_server(shared_data_dir, env={"MCP_REQUIRE_AUTH": "false"}, log_name="reembed") as base:
         expected = ask(base)
