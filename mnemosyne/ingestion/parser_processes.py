@@ -78,7 +78,7 @@ class ParserPool:
     """Up to `size` parser children, each parsing one document at a time."""
 
     def __init__(self, size: int, config: dict[str, Any]) -> None:
-        self.config = self._config = config
+        self.config = config
         self._free: queue.LifoQueue[_Child | None] = queue.LifoQueue()
         for _ in range(size):
             self._free.put(None)  # a slot with no child yet: started when first needed
@@ -110,13 +110,13 @@ class ParserPool:
             [sys.executable, "-m", "mnemosyne.ingestion.parser_child", str(child_end.fileno())],
             pass_fds=[child_end.fileno()],
             stdin=subprocess.DEVNULL,
-            env={**os.environ, CONFIG_VARIABLE: json.dumps(self._config)},
+            env={**os.environ, CONFIG_VARIABLE: json.dumps(self.config)},
         )
         child_end.close()
         return _Child(process, Connection(parent_end.detach()))
 
     def _ask(self, child: _Child, data: bytes, filename: str) -> tuple[ParsedDocument, _Child | None]:
-        budget = self._config["INGEST_PARSE_CPU_SECONDS"]
+        budget = self.config["INGEST_PARSE_CPU_SECONDS"]
         deadline = time.monotonic() + budget * WALL_FACTOR + WALL_MARGIN_SECONDS
         try:
             child.connection.send((data, filename))
@@ -138,7 +138,7 @@ class ParserPool:
         if kind == "memory":
             _stop(child)
             raise ParserFailed(
-                f"the parser ran out of its memory budget ({self._config['INGEST_PARSE_MEMORY_MB']} MiB, "
+                f"the parser ran out of its memory budget ({self.config['INGEST_PARSE_MEMORY_MB']} MiB, "
                 "INGEST_PARSE_MEMORY_MB)"
             )
         exception = UnreadableFile if kind == "unreadable" else DocumentRejected
