@@ -21,7 +21,8 @@ from typing import Any
 
 import httpx
 
-from benchmarks.results import ConsoleTiming, percentile
+from benchmarks.percentiles import percentile
+from benchmarks.results import ConsoleTiming
 
 CHUNKS = 100_000
 REQUESTS = 40

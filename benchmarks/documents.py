@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from benchmarks.__main__ import configure_django, log
+    from benchmarks.environment import configure_django, log
 
     data_dir = args.data_dir.resolve()
     configure_django(data_dir)

@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default=PROFILE, help="The library's profile (with --ingest).")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from benchmarks.__main__ import configure_django, log
+    from benchmarks.environment import configure_django, log
 
     configure_django(args.data_dir.resolve())
     questions = read_questions(args.filings)

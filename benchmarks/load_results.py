@@ -8,7 +8,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from benchmarks.cells import number
-from benchmarks.results import percentile
+from benchmarks.percentiles import percentile
 
 
 @dataclass

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from benchmarks.percentiles import median, percentile
 
 if TYPE_CHECKING:
     from benchmarks.copies_results import CopiesResult
@@ -41,20 +42,6 @@ STAGE_LABELS = {
     "mcp_streamed": "MCP over HTTP, streamed answer (request with a progress token)",
 }
 MCP_STAGES = ("mcp", "mcp_streamed")
-
-
-def percentile(values: Sequence[float], fraction: float) -> float:
-    """Linear-interpolated percentile (fraction in [0, 1]); NaN for no values."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * fraction
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def median(values: Sequence[float]) -> float:
-    return statistics.median(values) if values else math.nan
 
 
 @dataclass(frozen=True)

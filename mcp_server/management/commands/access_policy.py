@@ -21,7 +21,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from mcp_server.auth import access_policy
 from mcp_server.auth.policy_switch import SwitchRefused, switch
 from mcp_server.models import AccessPolicyState
-from mnemosyne.management.schema import require_current_schema
+from mnemosyne.lib.schema import require_current_schema
 
 
 class Command(BaseCommand):

@@ -18,8 +18,8 @@ from mcp_server.auth.services import create_token
 from mcp_server.models import SCOPES, MCPToken
 from mcp_server.tools.catalog import TOOL_SPECS
 from mcp_server.users import ensure_token_owner
+from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library.models import Library
-from mnemosyne.management.schema import require_current_schema
 
 
 def _names(value: str) -> list[str]:

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from mcp_server.auth.library_access import Role
 from mcp_server.auth.library_grants import grant
 from mcp_server.management.grant_arguments import add_holder_arguments, holder_and_library, one_line
-from mnemosyne.management.schema import require_current_schema
+from mnemosyne.lib.schema import require_current_schema
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from mcp_server.models import MCPToken
-from mnemosyne.management.schema import require_current_schema
+from mnemosyne.lib.schema import require_current_schema
 
 
 def _state(token: MCPToken) -> str:

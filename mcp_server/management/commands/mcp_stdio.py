@@ -22,7 +22,7 @@ from mcp_server.auth.refusals import Refusal
 from mcp_server.transports import stdio
 from mcp_server.transports.stdio import TOKEN_VARIABLE
 from mnemosyne.lib import outages
-from mnemosyne.management.schema import require_current_schema
+from mnemosyne.lib.schema import require_current_schema
 
 
 class Command(BaseCommand):

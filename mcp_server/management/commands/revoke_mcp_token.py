@@ -9,7 +9,7 @@ from django.db.models import Q
 
 from mcp_server.auth.services import revoke_token
 from mcp_server.models import MCPToken
-from mnemosyne.management.schema import require_current_schema
+from mnemosyne.lib.schema import require_current_schema
 
 
 class Command(BaseCommand):

@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from mcp_server.auth import access_policy
 from mcp_server.transports.grpc_api.server import SERVICE_NAME, build
 from mnemosyne.embedding import get_embedder
-from mnemosyne.management.schema import require_current_schema
+from mnemosyne.lib.schema import require_current_schema
 
 GRACE_SECONDS = 5.0
 

@@ -12,10 +12,10 @@ from mnemosyne.ingestion.sync.adding import new_source
 from mnemosyne.ingestion.sync.listings import SourceUnavailable
 from mnemosyne.ingestion.sync.runs import sync_source
 from mnemosyne.ingestion.tasks import schedule_next
+from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
-from mnemosyne.management.schema import require_current_schema
 from mnemosyne.profiles.identity import InvalidIdentity, given_as_text, given_metadata
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library import backups
-from mnemosyne.management.schema import require_current_schema
 from mnemosyne.storage import get_chunk_store
 
 

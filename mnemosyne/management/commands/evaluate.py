@@ -30,8 +30,8 @@ from mnemosyne.embedding import get_embedder
 from mnemosyne.evaluation import runs
 from mnemosyne.evaluation.beir import Dataset, as_set, ensure_loaded, evaluate
 from mnemosyne.evaluation.models import EvaluationSet, Run, RunStatus
+from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library.errors import LibraryError
-from mnemosyne.management.schema import require_current_schema
 from mnemosyne.search.rerankers import get_reranker
 from mnemosyne.search.service import SEARCH_TYPES, validate
 from mnemosyne.storage import get_chunk_store

@@ -10,10 +10,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.ingestion.services import reindex_library
 from mnemosyne.ingestion.tasks import enqueue_paths
+from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Library, LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
-from mnemosyne.management.schema import require_current_schema
 from mnemosyne.profiles.identity import InvalidIdentity, given_metadata
 
 

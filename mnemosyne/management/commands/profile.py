@@ -14,9 +14,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mnemosyne.ingestion.rereading import reread_library
+from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.selectors import find_library
-from mnemosyne.management.schema import require_current_schema
 from mnemosyne.profiles.catalog import PROFILES, UnknownProfile, profile_of
 from mnemosyne.profiles.rules_listing import rule_lines
 from mnemosyne.profiles.services import change_profile

@@ -16,9 +16,9 @@ from tqdm import tqdm
 from mnemosyne import graph
 from mnemosyne.graph import ChunkConcepts
 from mnemosyne.graph.concepts import extract_concepts
+from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library.models import Chunk, Library
 from mnemosyne.library.selectors import chunk_text
-from mnemosyne.management.schema import require_current_schema
 
 BATCH = 500
 

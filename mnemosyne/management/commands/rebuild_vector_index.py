@@ -16,9 +16,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library import vector_indexes
 from mnemosyne.library.errors import InvalidArgument
-from mnemosyne.management.schema import require_current_schema
 
 
 class Command(BaseCommand):

@@ -18,9 +18,9 @@ from tqdm import tqdm
 
 from mnemosyne.embedding import EmbeddingError, load
 from mnemosyne.ingestion.reembedding import reembed
+from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library.errors import LibraryError
 from mnemosyne.library.models import Library
-from mnemosyne.management.schema import require_current_schema
 
 
 class Command(BaseCommand):

@@ -15,8 +15,8 @@ from watchdog.observers import Observer
 
 from mnemosyne.ingestion.sync.listings import SourceUnavailable
 from mnemosyne.ingestion.sync.runs import sync_source
+from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library.models import Source
-from mnemosyne.management.schema import require_current_schema
 
 # A change is synced once the source has been quiet this long (an editor saves in several writes).
 QUIET_SECONDS = 0.5

@@ -18,10 +18,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Library
 from mnemosyne.library.selectors import find_library
-from mnemosyne.management.schema import require_current_schema
 from mnemosyne.profiles.catalog import PROFILES, UnknownProfile, named
 from mnemosyne.profiles.models import SynonymSet
 from mnemosyne.profiles.rules_listing import rule_lines
