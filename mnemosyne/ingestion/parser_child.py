@@ -50,11 +50,13 @@ def serve(connection: Connection, config: dict[str, Any]) -> None:
         try:
             answer: tuple[Any, ...] = ("ok", parsing.parse_here(data, filename=filename))
         except DocumentRejected as exc:
-            if isinstance(exc.__cause__, MemoryError):
+            if parser_processes.out_of_memory(exc):
                 connection.send(("memory",))
                 return  # its heap may be in pieces: a fresh child takes the next document
             answer = ("unreadable" if isinstance(exc, UnreadableFile) else "rejected", str(exc))
-        except MemoryError:
+        except Exception as exc:
+            if not parser_processes.out_of_memory(exc):
+                raise
             connection.send(("memory",))
             return
         connection.send(answer)

@@ -9,6 +9,8 @@ parse (RLIMIT_CPU, reset before each one: INGEST_PARSE_CPU_SECONDS, plus
 INGEST_PARSE_CPU_SECONDS_PER_PAGE for each PDF page read by OCR). A parser that runs out of either,
 crashes or hangs past a wall-clock guard is killed; that document fails with one line saying which
 bound it met, the child is replaced, and no other parse — nor the process that asked — is affected.
+A warm child that runs out of memory may owe it to what earlier parses left in its heap: the
+document is tried once more in a fresh child before it fails.
 Children idle for IDLE_SECONDS exit.
 
 Only what the parsers need crosses: the bytes and file name in, the ParsedDocument (or the reason it
@@ -51,6 +53,20 @@ class ParserFailed(UnreadableFile):
     """The parser met a bound (memory, CPU time), crashed or hung; the message says which."""
 
 
+class OutOfMemory(ParserFailed):
+    """The parser ran out of its memory budget."""
+
+
+def out_of_memory(exc: BaseException | None) -> bool:
+    """Whether a parse failed for want of memory: Python's MemoryError, or a native library's
+    (`std::bad_alloc` from ONNX Runtime's OCR models, wrapped in whatever the parser raised)."""
+    while exc is not None:
+        if isinstance(exc, MemoryError) or "bad_alloc" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def limits() -> dict[str, Any]:
     """The settings a parser child works under (the parsers read them as Django settings)."""
     return {
@@ -69,6 +85,9 @@ def limits() -> dict[str, Any]:
 class _Child:
     process: subprocess.Popen[bytes]
     connection: Connection
+    # Documents it has answered: a child that has parsed before holds what those parses left in
+    # its heap (allocator arenas, fragments).
+    answered: int = 0
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -99,7 +118,16 @@ class ParserPool:
         try:
             if child is None or not child.alive():
                 child = self._start()
-            answer, child = self._ask(child, data, filename)
+            warm = child.answered > 0
+            try:
+                answer, child = self._ask(child, data, filename)
+            except OutOfMemory:
+                if not warm:
+                    raise
+                # Out of memory in a child that had parsed before: the document gets one more try
+                # in a fresh child, whose heap is all its own.
+                child = self._start()
+                answer, child = self._ask(child, data, filename)
         finally:
             self._free.put(child)
         return answer
@@ -134,13 +162,15 @@ class ParserPool:
             reason = _death(child)
             raise ParserFailed(reason) from None
         if kind == "ok":
+            child.answered += 1
             return rest[0], child
         if kind == "memory":
             _stop(child)
-            raise ParserFailed(
+            raise OutOfMemory(
                 f"the parser ran out of its memory budget ({self.config['INGEST_PARSE_MEMORY_MB']} MiB, "
                 "INGEST_PARSE_MEMORY_MB)"
             )
+        child.answered += 1
         exception = UnreadableFile if kind == "unreadable" else DocumentRejected
         raise exception(rest[0])
 

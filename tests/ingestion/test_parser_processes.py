@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from mnemosyne.ingestion.documents import DocumentRejected
-from mnemosyne.ingestion.parser_processes import ParserFailed, ParserPool, limits
+from mnemosyne.ingestion.parser_processes import ParserFailed, ParserPool, limits, out_of_memory
 from mnemosyne.ingestion.parsing import parse_bytes
 from tests.ingestion.hostile_files import IN_MEMORY, html_nested
 from tests.ingestion.test_pdf_documents import scanned
@@ -46,14 +46,53 @@ def pool(**overrides: Any) -> ParserPool:
     return ParserPool(2, {**limits(), **overrides})
 
 
-def test_a_parser_out_of_memory_fails_its_document_only() -> None:
+def counting_starts(parsers: ParserPool, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    started: list[int] = []
+    start = parsers._start
+
+    def counted() -> Any:
+        started.append(1)
+        return start()
+
+    monkeypatch.setattr(parsers, "_start", counted)
+    return started
+
+
+ROWS = b"".join(b"%d,%s\n" % (number, b"cell " * 8) for number in range(600_000))  # 28 MB of cells
+
+
+def test_a_parser_out_of_memory_fails_its_document_only(monkeypatch: pytest.MonkeyPatch) -> None:
     parsers = pool(INGEST_PARSE_MEMORY_MB=256)
-    rows = b"".join(b"%d,%s\n" % (number, b"cell " * 8) for number in range(600_000))  # 28 MB of cells
+    started = counting_starts(parsers, monkeypatch)
+    assert parsers.parse(b"# Before\n\ntext\n", "before.md").title == "Before"
     with pytest.raises(
-        ParserFailed, match=r"ran out of its memory budget \(256 MiB, INGEST_PARSE_MEMORY_MB\)"
+        ParserFailed, match=r"^the parser ran out of its memory budget \(256 MiB, INGEST_PARSE_MEMORY_MB\)$"
     ):
-        parsers.parse(rows, "big.csv")
+        parsers.parse(ROWS, "big.csv")
+    # The warm child ran out first; the document was tried again in a fresh one, then failed.
+    assert len(started) == 2
     assert parsers.parse(b"# Still here\n\ntext\n", "after.md").title == "Still here"
+    # A fresh child that runs out has no earlier parse to blame: no second try.
+    cold = pool(INGEST_PARSE_MEMORY_MB=256)
+    started = counting_starts(cold, monkeypatch)
+    with pytest.raises(ParserFailed, match="memory budget"):
+        cold.parse(ROWS, "big.csv")
+    assert len(started) == 1
+
+
+def test_a_native_librarys_allocation_failure_is_running_out_of_memory() -> None:
+    # ONNX Runtime (the OCR models) says so as a RuntimeError naming std::bad_alloc, which the PDF
+    # parser wraps in its own refusal.
+    native = RuntimeError("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Status Message: std::bad_alloc")
+    try:
+        try:
+            raise native
+        except RuntimeError as exc:
+            raise DocumentRejected("cannot parse pdf file") from exc
+    except DocumentRejected as wrapped:
+        assert out_of_memory(wrapped)
+    assert out_of_memory(MemoryError())
+    assert not out_of_memory(DocumentRejected("cannot parse pdf file: no trailer"))
 
 
 def test_a_parser_out_of_cpu_time_is_stopped_and_the_other_parse_goes_on() -> None:
