@@ -184,11 +184,19 @@ def named_documents(
         for row in rows
     ]
     named = named_periods(question) if versions else []
-    total = sum(idf for lexeme, idf in weights.items() if not (versions and is_period_word(lexeme)))
-    total += PERIOD_WEIGHT if named else 0.0
     scores = score(found, weights, named, latest=latest, versions=versions)
     words = {document.id: tuple(sorted(document.lexemes)) for document in found if document.id in scores}
-    return NamedDocuments(scores, total, content, words)
+    return NamedDocuments(
+        scores, question_weight(weights, named, latest=latest, versions=versions), content, words
+    )
+
+
+def question_weight(weights: dict[str, float], named: list[Period], *, latest: bool, versions: bool) -> float:
+    """How much a question says about which document it means: the rarity of its name words, and
+    PERIOD_WEIGHT when it names a period — or asks for the latest version, which names one (the
+    newest) as surely: "Globex's latest quarter" means one filing though "Globex" is four's."""
+    total = sum(idf for lexeme, idf in weights.items() if not (versions and is_period_word(lexeme)))
+    return total + (PERIOD_WEIGHT if named or latest else 0.0)
 
 
 def spelled_names(question: str, names: frozenset[str]) -> str:

@@ -8,7 +8,7 @@ from mnemosyne.library.searchable_forms import document_form, query_form
 from mnemosyne.profiles import forms
 from mnemosyne.profiles.catalog import PROFILES
 from mnemosyne.profiles.periods import covered, match, named_periods
-from mnemosyne.search.documents import _Document, score
+from mnemosyne.search.documents import MIN_CONFIDENCE, _Document, confidence, question_weight, score
 from mnemosyne.search.fusion import Fused
 from mnemosyne.search.units import Located, page_evidence, rescore
 
@@ -67,6 +67,17 @@ def test_asked_for_the_latest_the_newest_version_of_each_organisations_documents
     assert latest[1] > latest[2] > latest[3]
     assert score(documents, weights, [], latest=False) == {1: 0.75, 2: 0.75, 3: 0.25}
     assert score(documents, {}, [], latest=True) == {}
+
+
+def test_asking_for_the_latest_names_a_version_as_surely_as_naming_its_period() -> None:
+    # An organisation four filings share weighs little on its own; "the latest" or "Q3 2023" beside
+    # it says which one, and the document scores count.
+    shared = {"globex": 2.0}
+    alone = question_weight(shared, [], latest=False, versions=True)
+    assert confidence(alone) < MIN_CONFIDENCE
+    latest = question_weight(shared, [], latest=True, versions=True)
+    assert latest == question_weight(shared, [(3, 2023)], latest=False, versions=True)
+    assert confidence(latest) >= MIN_CONFIDENCE
 
 
 def test_a_period_is_matched_whole_by_the_fiscal_reading_first_then_the_calendar() -> None:
