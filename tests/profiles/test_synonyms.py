@@ -91,3 +91,11 @@ def test_the_filings_glossary_is_read_whole_and_fires_only_on_its_terms() -> Non
         "What is a ship's draught when fully loaded?",
     ):
         assert expand(ordinary, [glossary])[1] == []
+
+
+def test_a_form_named_in_the_plural_brings_the_forms_own_name() -> None:
+    # The name a cover prints ("Form 10-Q") is what identifies a filing's kind; "these 10-Qs" names it too.
+    glossary = catalog.glossary("filings-glossary")
+    text, fired = expand("What changed in these 10-Qs?", [glossary])
+    assert text == "What changed in these 10-Qs? (10 q)"
+    assert [(rule.matched, rule.added) for rule in fired] == [("10 qs", ("10 q",))]
