@@ -90,7 +90,7 @@ def test_the_quantized_graph_is_made_once(
     embedder: SentenceTransformerEmbedder, settings: Settings, tmp_path: Path
 ) -> None:
     int8_embedder(tmp_path, settings)
-    (quantized,) = tmp_path.glob("*-int8-per-channel.onnx")
+    (quantized,) = tmp_path.glob("*-int8-per-channel-mixed.onnx")
     assert quantized.stat().st_mode & 0o777 == 0o644
     modified = quantized.stat().st_mtime_ns
     int8_embedder(tmp_path, settings)
@@ -120,7 +120,7 @@ def test_queries_on_the_int8_graph_when_asked_are_close_to_the_float_graph(
     int8_queries = bundled_embedder(tmp_path, settings, query_backend="onnx-int8")
     assert (float_queries.query_backend, int8_queries.query_backend) == ("onnx", "onnx-int8")
     # The same quantized graph the document encoder uses, made once beside the float one.
-    assert len(list(tmp_path.glob("*-int8-per-channel.onnx"))) == 1
+    assert len(list(tmp_path.glob("*-int8-per-channel-mixed.onnx"))) == 1
     for text in TEXTS[:4]:
         exact = np.asarray(float_queries.embed_query(text))
         approximate = np.asarray(int8_queries.embed_query(text))
