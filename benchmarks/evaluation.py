@@ -116,7 +116,7 @@ def _evaluation_run(
     import_seconds = time.perf_counter() - started
     refused = "; ".join(f"{where}: {why}" for where, why in report.refused) or "none"
     log(f"evaluation: imported {report.added} questions in {import_seconds:.1f} s; refused: {refused}")
-    run = runs.execute(runs.start(evaluation_set, runs.Settings()))
+    run = runs.execute(runs.start(evaluation_set, runs.RunSettings()))
     measures = dict(run.measures)
     log(
         f"evaluation: a run of {measures['questions']} questions at {run.configuration['chunks']:,} chunks: "

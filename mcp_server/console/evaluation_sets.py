@@ -198,7 +198,7 @@ def start_run(request: HttpRequest, principal: Principal, uid: str) -> HttpRespo
     return HttpResponseRedirect(reverse("console:evaluation-run", args=[run.uid]))
 
 
-def _settings(request: HttpRequest) -> runs.Settings:
+def _settings(request: HttpRequest) -> runs.RunSettings:
     """The run form's settings, read strictly (the search checks their ranges: runs.start)."""
     posted = request.POST
     legs = [leg for leg in SEARCH_TYPES if leg in posted.getlist("legs")]
@@ -217,7 +217,7 @@ def _settings(request: HttpRequest) -> runs.Settings:
     limit = posted.get("limit", "10").strip()
     if not limit.isdigit():
         raise InvalidArgument("limit must be a whole number from 1 to 100")
-    return runs.Settings(
+    return runs.RunSettings(
         search_types=legs,
         alpha=number("alpha"),
         rerank=posted.get("rerank") == "on",

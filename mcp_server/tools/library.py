@@ -189,7 +189,7 @@ def get_chunk(caller: Principal, args: GetChunkArguments) -> ChunkResult:
     )
 
 
-def _neighbour(neighbour: selectors.Neighbour) -> NeighbourChunk:
+def _neighbour(neighbour: selectors.NeighbouringChunk) -> NeighbourChunk:
     return NeighbourChunk(
         chunk_uid=neighbour.chunk.uid,
         ordinal=neighbour.chunk.ordinal,

@@ -37,7 +37,7 @@ MEASURES = ("success@1", "success@3", "success@10", "mrr@10", "ndcg@10", "recall
 
 
 @dataclass(frozen=True)
-class Settings:
+class RunSettings:
     """The search arguments of a run (those of the `search` tool a run can vary)."""
 
     search_types: list[str] = field(default_factory=lambda: list(SEARCH_TYPES))
@@ -60,7 +60,7 @@ class Settings:
 
 def start(
     evaluation_set: EvaluationSet,
-    settings: Settings,
+    settings: RunSettings,
     *,
     label: str = "",
     user: User | AnonymousUser | None = None,
@@ -97,8 +97,8 @@ def _version() -> str:
         return "unknown"
 
 
-def settings_of(run: Run) -> Settings:
-    return Settings(**run.configuration["search"])
+def settings_of(run: Run) -> RunSettings:
+    return RunSettings(**run.configuration["search"])
 
 
 def cancel(run: Run) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
-from pathlib import Path, PurePath
+from pathlib import PurePath
 
 from mnemosyne.ingestion import formats, ocr, parser_processes
 from mnemosyne.ingestion.documents import (
@@ -22,15 +22,6 @@ from mnemosyne.ingestion.documents import (
 
 logger = logging.getLogger(__name__)
 MAX_REASON_CHARS = 300
-
-
-def parse_file(path: Path) -> ParsedDocument:
-    format_of(path.name)  # refuse before reading a possibly large file we cannot use
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UnreadableFile(f"cannot read file: {exc.strerror or exc}") from exc
-    return parse_bytes(data, filename=path.name)
 
 
 def parse_bytes(data: bytes, *, filename: str) -> ParsedDocument:

@@ -28,7 +28,7 @@ from django.db import transaction
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import chunk_objects, failures, reading_notes
-from mnemosyne.ingestion.cover_reading import identify
+from mnemosyne.ingestion.document_identity import identify
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.item_context import given_by_item
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, ingest_config_signature, up_to_date

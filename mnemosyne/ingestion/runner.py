@@ -14,9 +14,9 @@ from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.documents import DocumentRejected
 from mnemosyne.ingestion.fetch import fetch_url
 from mnemosyne.ingestion.inputs import InputFile, Skipped, collect_inputs, is_url, too_large
+from mnemosyne.ingestion.intake import Read, Refused, UnchangedLookup, read_input
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, unchanged_results
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
-from mnemosyne.ingestion.reading import Read, Refused, UnchangedLookup, read_input
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Collection, Item
 from mnemosyne.library.services import delete_item
@@ -117,7 +117,7 @@ def read_file(
     unchanged: UnchangedLookup | None = None,
     given: Mapping[str, object] | None = None,
 ) -> DocumentInput | Skipped | IngestResult:
-    """Read and parse a file (reading.read_input); with `unchanged`, a file whose item is up to
+    """Read and parse a file (intake.read_input); with `unchanged`, a file whose item is up to
     date is not even parsed. One that cannot be is skipped, with the reason."""
     path = input_file.path
 

@@ -13,9 +13,9 @@ from django.conf import settings
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import formats
+from mnemosyne.ingestion.intake import Read, Refused, read_input
 from mnemosyne.ingestion.outcomes import Outcome
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_document
-from mnemosyne.ingestion.reading import Read, Refused, read_input
 from mnemosyne.library import services
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Collection, Item

@@ -1,7 +1,7 @@
 """English words and their frequencies, from SymSpell's dictionary (in the symspellpy wheel).
 
 Two uses: splitting words that OCR ran together (ingestion/word_splitting.py), and telling a
-misspelt name in a question from an ordinary word (search/documents.py). Loaded once, on first use
+misspelt name in a question from an ordinary word (search/named_documents.py). Loaded once, on first use
 (about a second and 30 MB).
 """
 

@@ -182,7 +182,9 @@ def item_ids_where(
 
 
 @dataclass(frozen=True)
-class Neighbour:
+class NeighbouringChunk:
+    """A chunk next to the one asked for, in its item's order, with its text (get_chunk's context)."""
+
     chunk: Chunk
     text: str
 
@@ -193,8 +195,8 @@ class ChunkDetail:
     text: str
     previous_uid: str | None
     next_uid: str | None
-    before: list[Neighbour] = field(default_factory=list)
-    after: list[Neighbour] = field(default_factory=list)
+    before: list[NeighbouringChunk] = field(default_factory=list)
+    after: list[NeighbouringChunk] = field(default_factory=list)
 
 
 class StoredText(Protocol):
@@ -249,8 +251,8 @@ def chunk_detail(uid: str, *, context: int = 0) -> ChunkDetail:
         text=chunk_text(chunk),
         previous_uid=previous.uid if previous else None,
         next_uid=following.uid if following else None,
-        before=[Neighbour(n, chunk_text(n)) for n in before],
-        after=[Neighbour(n, chunk_text(n)) for n in after],
+        before=[NeighbouringChunk(n, chunk_text(n)) for n in before],
+        after=[NeighbouringChunk(n, chunk_text(n)) for n in after],
     )
 
 

@@ -1,6 +1,6 @@
 """The passage legs again, within the documents a question names: exact, over their chunks alone.
 
-Once search/documents.py knows which documents a question names ("Amazon's FY2017 10-K"), what
+Once search/named_documents.py knows which documents a question names ("Amazon's FY2017 10-K"), what
 remains is to find the passage in them, and there the words that named the document help no
 more: every chunk of it carries them in its context. So these legs search the named documents'
 chunks for the question without its identity words (`content_query`), exactly — a cosine over

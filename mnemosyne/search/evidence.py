@@ -7,8 +7,8 @@ search/units.py says how (pure); this reads what it needs: where each candidate 
 from __future__ import annotations
 
 from mnemosyne.search import legs, page_pointers, units
-from mnemosyne.search.documents import NamedDocuments, confidence
 from mnemosyne.search.fusion import Fused
+from mnemosyne.search.named_documents import NamedDocuments, confidence
 from mnemosyne.search.pages import page_scores
 
 # The head of the fused list whose pages and documents are scored.

@@ -19,11 +19,6 @@ class Fused(Generic[K]):
     ranks: dict[str, int] = field(default_factory=dict)
 
 
-def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[K]], *, k: int = RRF_K) -> list[Fused[K]]:
-    """Fuse ranked lists: score(d) = Σ 1 / (k + rank(d)), best first; ties keep first-seen order."""
-    return weighted_rrf(rankings, {}, k=k)
-
-
 def relative_score_fusion(
     scored: Mapping[str, Sequence[tuple[K, float]]], weights: Mapping[str, float]
 ) -> list[Fused[K]]:

@@ -292,7 +292,7 @@ class LegQuery:
     limit: int
     embedder: Embedder
     # The documents the question names, and the question without the words that named them
-    # (search/documents.py): the named_* legs search those documents for that text.
+    # (search/named_documents.py): the named_* legs search those documents for that text.
     named_items: list[int] = field(default_factory=list)
     named_text: str = ""
     named_vector_text: str = ""

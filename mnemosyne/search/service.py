@@ -32,10 +32,10 @@ from mnemosyne.library.services import validate_library_type
 from mnemosyne.profiles import periods
 from mnemosyne.profiles.query_rules import QueryRules, rules_for
 from mnemosyne.search import evidence, leg_parts, legs
-from mnemosyne.search.documents import named_documents
 from mnemosyne.search.filters import Filters, documents_matching
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
 from mnemosyne.search.hits import HitChunk
+from mnemosyne.search.named_documents import named_documents
 from mnemosyne.search.rerankers import get_reranker
 from mnemosyne.search.reranking import rerank_hits
 from mnemosyne.search.shaping import GROUPS, collapse_near_duplicates, grouped, maximal_marginal_relevance
@@ -139,8 +139,7 @@ def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | Non
     """
     if len(found_by_leg) == 1:
         return relative_score_fusion(found_by_leg, dict.fromkeys(found_by_leg, 1.0))
-    if alpha is None and settings.SEARCH_FUSION == "relative":
-        alpha = settings.SEARCH_ALPHA
+    alpha = fusion_alpha(alpha)
     if alpha is not None:
         weights = {
             "vector": alpha,
@@ -359,9 +358,16 @@ def _timed(leg: str, query: legs.LegQuery) -> tuple[legs.LegResult, float]:
     return found, seconds
 
 
+def fusion_alpha(requested: float | None) -> float | None:
+    """The vector leg's weight in relative-score fusion: the one asked for, else the configured
+    one (SEARCH_ALPHA) when SEARCH_FUSION is "relative"; None means weighted RRF."""
+    if requested is None and settings.SEARCH_FUSION == "relative":
+        return settings.SEARCH_ALPHA
+    return requested
+
+
 def describe_fusion(alpha: float | None) -> str:
-    if alpha is None and settings.SEARCH_FUSION == "relative":
-        alpha = settings.SEARCH_ALPHA
+    alpha = fusion_alpha(alpha)
     if alpha is not None:
         return f"relative score fusion, alpha={alpha:g} (vector weight)"
     return f"reciprocal rank fusion, k={settings.SEARCH_RRF_K}"

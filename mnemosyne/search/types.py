@@ -14,8 +14,8 @@ from mnemosyne.profiles.query_rules import Prepared, QueryRules
 from mnemosyne.search.hits import HitChunk
 
 if TYPE_CHECKING:
-    from mnemosyne.search.documents import NamedDocuments
     from mnemosyne.search.filters import DocumentFilter, Filters
+    from mnemosyne.search.named_documents import NamedDocuments
 
 # The legs a search can run, in the order they are fused and reported.
 SEARCH_TYPES = ("vector", "fulltext", "graph")

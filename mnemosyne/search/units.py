@@ -3,7 +3,7 @@
 The legs rank chunks; a question is often answered by a page (a statement, a table) of one
 version of a document. After fusion each candidate chunk gains
 
-    DOCUMENT_WEIGHT · confidence · document score of its item      (search/documents.py)
+    DOCUMENT_WEIGHT · confidence · document score of its item      (search/named_documents.py)
   + PAGE_WEIGHT · page evidence of its page(s)
 
 where a page's evidence is its full text's BM25 (search/pages.py) over the best candidate page's.

@@ -35,7 +35,7 @@ QUESTIONS = (
     "which statement shows cash from financing activities,report,2\n"
     "a question about nothing in this library at all,glacier,\n"
 )
-FULL_TEXT = runs.Settings(search_types=["fulltext"], rerank=False)
+FULL_TEXT = runs.RunSettings(search_types=["fulltext"], rerank=False)
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_settings_the_search_refuses_and_an_empty_set_are_refused_before_a_run_i
     evaluation_set: EvaluationSet,
 ) -> None:
     with pytest.raises(InvalidArgument, match="alpha"):
-        runs.start(evaluation_set, runs.Settings(alpha=1.5))
+        runs.start(evaluation_set, runs.RunSettings(alpha=1.5))
     empty = create_set(name="Empty", library=evaluation_set.library)
     with pytest.raises(InvalidArgument, match="no questions"):
         runs.start(empty, FULL_TEXT)
@@ -164,7 +164,7 @@ def test_two_runs_compare_question_by_question(evaluation_set: EvaluationSet) ->
     # The second run's library gains nothing; its settings differ: only the first hit counts.
     a = runs.execute(runs.start(evaluation_set, FULL_TEXT, label="limit 10"))
     b = runs.execute(
-        runs.start(evaluation_set, runs.Settings(search_types=["fulltext"], rerank=False, limit=1))
+        runs.start(evaluation_set, runs.RunSettings(search_types=["fulltext"], rerank=False, limit=1))
     )
     same = compare(a, b)
     assert same.better == same.worse == 0 and same.same == 7
@@ -180,7 +180,7 @@ def test_two_runs_compare_question_by_question(evaluation_set: EvaluationSet) ->
         )
     c = runs.execute(runs.start(evaluation_set, FULL_TEXT))
     d = runs.execute(
-        runs.start(evaluation_set, runs.Settings(search_types=["fulltext"], rerank=False, limit=1))
+        runs.start(evaluation_set, runs.RunSettings(search_types=["fulltext"], rerank=False, limit=1))
     )
     comparison = compare(c, d)
     assert (comparison.better, comparison.worse, comparison.same) == (0, 1, 7)

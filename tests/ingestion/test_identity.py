@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from mnemosyne.ingestion.cover_reading import identify
+from mnemosyne.ingestion.document_identity import identify
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.profiles.catalog import PROFILES
 from mnemosyne.profiles.identity import (

@@ -7,7 +7,7 @@ from mnemosyne.ingestion.layout.blocks import Style, document_style, group_block
 from mnemosyne.ingestion.layout.furniture import is_leader_entry, is_page_number, remove_furniture
 from mnemosyne.ingestion.layout.headings import OutlineEntry, comparable, font_headings, outline_headings
 from mnemosyne.ingestion.layout.lines import Line, normalise_chars
-from mnemosyne.ingestion.layout.reading import find_gutter, reading_order
+from mnemosyne.ingestion.layout.reading_order import find_gutter, reading_order
 
 HEIGHT = 792.0
 

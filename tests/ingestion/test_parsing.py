@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, UnsupportedFile
-from mnemosyne.ingestion.parsing import parse_bytes, parse_file
+from mnemosyne.ingestion.parsing import parse_bytes
 from mnemosyne.library.normalising import normalise_text
 
 
@@ -103,24 +101,6 @@ def test_text_in_other_encodings_is_read(text: str, encoding: str) -> None:
 def test_it_rejects_a_file_that_is_empty_after_normalising(data: bytes) -> None:
     with pytest.raises(UnreadableFile, match="empty file"):
         parse_bytes(data, filename="a.md")
-
-
-def test_parse_file_reads_from_disk(tmp_path: Path) -> None:
-    path = tmp_path / "disk-file.md"
-    path.write_bytes(b"# On Disk\r\n\r\nbody")
-    assert parse_file(path) == ParsedDocument(
-        title="On Disk", item_type="markdown", text="# On Disk\n\nbody", markdown=True
-    )
-
-
-def test_parse_file_refuses_an_unsupported_file_before_reading_it(tmp_path: Path) -> None:
-    with pytest.raises(UnsupportedFile):
-        parse_file(tmp_path / "missing.numbers")
-
-
-def test_parse_file_reports_a_file_it_cannot_read(tmp_path: Path) -> None:
-    with pytest.raises(UnreadableFile, match="cannot read file"):
-        parse_file(tmp_path / "missing.txt")
 
 
 def test_a_setext_title_names_a_markdown_file() -> None:

@@ -15,7 +15,7 @@ from pytest_django.fixtures import Settings
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph import concepts
-from mnemosyne.ingestion import reading, runner, services
+from mnemosyne.ingestion import intake, runner, services
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.item_context import chunk_header
 from mnemosyne.ingestion.runner import ingest_paths
@@ -102,13 +102,13 @@ def test_it_skips_unchanged_items_on_reingest_without_parsing_them(
     _, collection, _ = ingest_fixture_docs(embedder)
     before = dict(Chunk.objects.values_list("uid", "storage_key"))
     parsed: list[str] = []
-    parse = reading.parse_bytes
+    parse = intake.parse_bytes
 
     def counting_parse(data: bytes, *, filename: str) -> ParsedDocument:
         parsed.append(filename)
         return parse(data, filename=filename)
 
-    monkeypatch.setattr(reading, "parse_bytes", counting_parse)
+    monkeypatch.setattr(intake, "parse_bytes", counting_parse)
     monkeypatch.setattr(runner, "LOOKUP_FILES", 2)
     with CaptureQueriesContext(connection) as queries:
         summary = ingest_paths(

@@ -43,7 +43,7 @@ def test_a_synonym_set_shows_its_effect_between_two_runs(tmp_path: Path) -> None
         chunk=kettle,
         origin="test",
     )
-    keyword_search = runs.Settings(search_types=["fulltext"], rerank=False)
+    keyword_search = runs.RunSettings(search_types=["fulltext"], rerank=False)
 
     before = runs.execute(runs.start(questions, keyword_search, label="before"))
     save_synonym_set(

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import pytest
 
-from mnemosyne.search.fusion import RRF_K, Fused, reciprocal_rank_fusion
+from mnemosyne.search.fusion import RRF_K, Fused, K, weighted_rrf
+
+
+def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[K]], *, k: int = RRF_K) -> list[Fused[K]]:
+    """Plain RRF: score(d) = sum of 1 / (k + rank(d)), every leg weighing 1."""
+    return weighted_rrf(rankings, {}, k=k)
 
 
 def keys(fused: list[Fused[str]]) -> list[str]:

@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 
 from mnemosyne.library.models import Item, Library
-from mnemosyne.search.documents import named_documents
 from mnemosyne.search.filters import Filters
+from mnemosyne.search.named_documents import named_documents
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -8,8 +8,8 @@ from mnemosyne.library.searchable_forms import document_form, query_form
 from mnemosyne.profiles import forms
 from mnemosyne.profiles.catalog import PROFILES
 from mnemosyne.profiles.periods import covered, match, named_periods
-from mnemosyne.search.documents import MIN_CONFIDENCE, _Document, confidence, question_weight, score
 from mnemosyne.search.fusion import Fused
+from mnemosyne.search.named_documents import MIN_CONFIDENCE, _Document, confidence, question_weight, score
 from mnemosyne.search.units import Located, page_evidence, rescore
 
 

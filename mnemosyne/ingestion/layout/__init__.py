@@ -15,7 +15,7 @@ from mnemosyne.ingestion.layout.blocks import Block, document_style, group_block
 from mnemosyne.ingestion.layout.furniture import remove_furniture
 from mnemosyne.ingestion.layout.headings import OutlineEntry, font_headings, outline_headings
 from mnemosyne.ingestion.layout.lines import Line
-from mnemosyne.ingestion.layout.reading import reading_order
+from mnemosyne.ingestion.layout.reading_order import reading_order
 from mnemosyne.ingestion.layout.tables import aligned_block, covered, in_place, nest_table_sections
 
 __all__ = ["Assembled", "Line", "OutlineEntry", "lay_out"]

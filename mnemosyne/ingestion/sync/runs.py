@@ -20,9 +20,9 @@ from django.utils import timezone
 
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion.documents import title_from_filename
+from mnemosyne.ingestion.intake import Read, Refused, read_input
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, unchanged_result
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
-from mnemosyne.ingestion.reading import Read, Refused, read_input
 from mnemosyne.ingestion.sync.files import list_files
 from mnemosyne.ingestion.sync.listings import Listed, SourceUnavailable
 from mnemosyne.library.errors import NotFound
@@ -76,7 +76,7 @@ def _synced(
     named = Item.objects.filter(collection=collection, source__in=list(listing.files))
     known = {item.source: item for item in ours.union(named)}
     manifest: dict[str, dict[str, str]] = {}
-    # Files whose fingerprint changed: each read once, as it is ingested (reading.read_input), so
+    # Files whose fingerprint changed: each read once, as it is ingested (intake.read_input), so
     # a large directory is never held in memory at once.
     changed: list[Listed] = []
     for name, listed in listing.files.items():

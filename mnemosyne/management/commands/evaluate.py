@@ -104,9 +104,9 @@ class Command(BaseCommand):
         if below:
             raise CommandError("; ".join(below))
 
-    def _settings(self, options: dict[str, Any], *, legs: str, limit: int, rerank: bool) -> runs.Settings:
+    def _settings(self, options: dict[str, Any], *, legs: str, limit: int, rerank: bool) -> runs.RunSettings:
         given = options["search_types"] or legs
-        return runs.Settings(
+        return runs.RunSettings(
             search_types=[name.strip() for name in given.split(",") if name.strip()],
             alpha=options["alpha"],
             rerank=rerank if options["rerank"] is None else options["rerank"],
@@ -166,7 +166,7 @@ class Command(BaseCommand):
         return dict(json.loads(result.as_json()))
 
     def _execute(
-        self, evaluation_set: EvaluationSet, settings: runs.Settings, options: dict[str, Any]
+        self, evaluation_set: EvaluationSet, settings: runs.RunSettings, options: dict[str, Any]
     ) -> Run:
         """The run, in this process; kept with --save, else removed once measured."""
         run = runs.start(evaluation_set, settings, label=options["label"])
