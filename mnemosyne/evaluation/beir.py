@@ -24,10 +24,10 @@ from mnemosyne.ingestion.outcomes import IngestResult, content_hash
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.library.errors import InvalidArgument, LibraryError
 from mnemosyne.library.models import Collection, EmbeddingStatus, Item, Library, LibraryType
-from mnemosyne.library.normalising import normalise_text
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.search.service import SearchRequest, search
 from mnemosyne.storage import ChunkStore
+from mnemosyne.text.normalising import normalise_text
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mnemosyne.library.english_words import is_word, segmenter
+from mnemosyne.text.english_words import is_word, segmenter
 
 # Runs of letters shorter than this are left alone (most are words, or names).
 MIN_LETTERS = 12

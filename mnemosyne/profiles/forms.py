@@ -1,12 +1,12 @@
 """A library's text as its full-text index reads it, documents and questions alike: numbers in the
-forms people write them, for every profile (library/searchable_forms.py); fiscal periods written
+forms people write them, for every profile (text/searchable_forms.py); fiscal periods written
 out besides, for a profile whose documents are versions over time (periods.py)."""
 
 from __future__ import annotations
 
-from mnemosyne.library import searchable_forms
 from mnemosyne.profiles.catalog import Profile
 from mnemosyne.profiles.periods import written_out
+from mnemosyne.text import searchable_forms
 
 
 def document_form(text: str, profile: Profile) -> str:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from mnemosyne.library.english_words import is_word
+from mnemosyne.text.english_words import is_word
 
 # The keys a person may set, and the types they are read as (see parse_given).
 IDENTITY_KEYS = ("title", "organisation", "doc_type", "date", "period")

@@ -38,7 +38,6 @@ from django.db import connections
 from django.db.backends.utils import CursorWrapper
 
 from mnemosyne.lib.replicas import reading
-from mnemosyne.library.english_words import is_word
 from mnemosyne.profiles.forms import query_form
 from mnemosyne.profiles.periods import (
     Covered,
@@ -49,6 +48,7 @@ from mnemosyne.profiles.periods import (
     match,
     named_periods,
 )
+from mnemosyne.text.english_words import is_word
 
 if TYPE_CHECKING:
     from mnemosyne.search.legs import Filters

@@ -27,7 +27,6 @@ from mnemosyne.lib.tracing import tracer
 from mnemosyne.library import selectors, vector_models
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.languages import text_search_config
-from mnemosyne.library.normalising import normalise_query
 from mnemosyne.library.services import validate_library_type
 from mnemosyne.profiles import periods
 from mnemosyne.profiles.query_rules import QueryRules, rules_for
@@ -47,6 +46,7 @@ from mnemosyne.search.types import (
     SearchRequest,
     SearchResponse,
 )
+from mnemosyne.text.normalising import normalise_query
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import pytest
 
 from mnemosyne.ingestion.chunking import SECTION_SEPARATOR, ChunkSpan, chunk_text
 from mnemosyne.ingestion.markdown_lines import iter_markdown_headings
-from mnemosyne.library.normalising import normalise_text
+from mnemosyne.text.normalising import normalise_text
 
 
 def count_words(text: str) -> int:

@@ -6,7 +6,7 @@ import pytest
 
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, UnsupportedFile
 from mnemosyne.ingestion.parsing import parse_bytes
-from mnemosyne.library.normalising import normalise_text
+from mnemosyne.text.normalising import normalise_text
 
 
 def test_it_reads_a_text_file_titled_by_its_filename() -> None:

@@ -20,9 +20,9 @@ from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.item_context import chunk_header
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, EmbeddingStatus, Item
-from mnemosyne.library.normalising import normalise_text
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.storage import get_chunk_store
+from mnemosyne.text.normalising import normalise_text
 from tests.conftest import FIXTURES, ingest_fixture_docs
 
 pytestmark = pytest.mark.django_db

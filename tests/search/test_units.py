@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 
-from mnemosyne.library.searchable_forms import document_form, query_form
 from mnemosyne.profiles import forms
 from mnemosyne.profiles.catalog import PROFILES
 from mnemosyne.profiles.periods import covered, match, named_periods
 from mnemosyne.search.fusion import Fused
 from mnemosyne.search.named_documents import MIN_CONFIDENCE, _Document, confidence, question_weight, score
 from mnemosyne.search.units import Located, page_evidence, rescore
+from mnemosyne.text.searchable_forms import document_form, query_form
 
 
 def test_numbers_are_indexed_as_typed_with_and_without_separators_and_signs() -> None:

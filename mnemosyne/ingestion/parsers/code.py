@@ -14,7 +14,7 @@ from tree_sitter import Language, Node, Parser
 
 from mnemosyne.ingestion.documents import Heading, ParsedDocument, UnreadableFile
 from mnemosyne.ingestion.text_encodings import decode_text
-from mnemosyne.library.normalising import normalise_text
+from mnemosyne.text.normalising import normalise_text
 
 # Node types that start a section, per grammar; a node of another type is looked into.
 _SYMBOLS: dict[str, frozenset[str]] = {

@@ -18,7 +18,7 @@ from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, Unreadable
 from mnemosyne.ingestion.parsers.archives import check_archive
 from mnemosyne.ingestion.parsers.image_data import embedded_image, image_marker
 from mnemosyne.ingestion.parsers.pipe_tables import pipe_table
-from mnemosyne.library.normalising import normalise_text
+from mnemosyne.text.normalising import normalise_text
 
 _HEADING_STYLE = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
 _CAPTION_TEXT = re.compile(r"(?:Figure|FIGURE|Fig\.)\s*\S")

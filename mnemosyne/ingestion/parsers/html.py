@@ -23,7 +23,7 @@ from mnemosyne.ingestion.parsers.image_data import (
     image_marker,
 )
 from mnemosyne.ingestion.parsers.nesting import check_nesting
-from mnemosyne.library.normalising import normalise_text
+from mnemosyne.text.normalising import normalise_text
 
 _BOILERPLATE = ["nav", "aside", "script", "style", "noscript", "template", "form", "iframe", "svg"]
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]

@@ -14,7 +14,7 @@ from mnemosyne.ingestion import ocr
 from mnemosyne.ingestion.documents import ImageAsset, ParsedDocument, title_from_filename
 from mnemosyne.ingestion.layout import Assembled, lay_out
 from mnemosyne.ingestion.parsers.image_data import clean_caption, image_mime_type
-from mnemosyne.library.normalising import normalise_text
+from mnemosyne.text.normalising import normalise_text
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, title_
 from mnemosyne.ingestion.markdown_lines import iter_markdown_headings
 from mnemosyne.ingestion.parsers.html import parse_html
 from mnemosyne.ingestion.text_encodings import decode_text
-from mnemosyne.library.normalising import normalise_text
+from mnemosyne.text.normalising import normalise_text
 
 _DOCUTILS_SETTINGS = {
     "file_insertion_enabled": False,

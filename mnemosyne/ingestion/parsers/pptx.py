@@ -17,7 +17,7 @@ from pptx.slide import Slide
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, title_from_filename
 from mnemosyne.ingestion.parsers.archives import check_archive
 from mnemosyne.ingestion.parsers.pipe_tables import pipe_table
-from mnemosyne.library.normalising import normalise_text
+from mnemosyne.text.normalising import normalise_text
 
 
 def parse_pptx(data: bytes, *, filename: str) -> ParsedDocument:

@@ -20,7 +20,7 @@ from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, title_
 from mnemosyne.ingestion.parsers.archives import check_archive
 from mnemosyne.ingestion.parsers.pipe_tables import pipe_table
 from mnemosyne.ingestion.text_encodings import decode_text
-from mnemosyne.library.normalising import normalise_text
+from mnemosyne.text.normalising import normalise_text
 
 # Cells read from one file at most; the rest is left out and the text says so.
 MAX_CELLS = 500_000

@@ -8,7 +8,7 @@ import re
 from mnemosyne.ingestion.documents import ParsedDocument, UnreadableFile, title_from_filename
 from mnemosyne.ingestion.markdown_lines import iter_markdown_headings
 from mnemosyne.ingestion.text_encodings import decode_text
-from mnemosyne.library.normalising import normalise_text
+from mnemosyne.text.normalising import normalise_text
 
 # Front matter must open with a `key:` line, so a leading thematic break (`---`) keeps its text.
 _FRONT_MATTER = re.compile(r"---\n(?:([A-Za-z_][\w-]*:.*?)\n)??(?:---|\.\.\.)(?:\n|$)", re.DOTALL)
