@@ -75,7 +75,7 @@ pytest: node_modules/.installed browser
 
 # The docs' screenshots (docs/images), taken by the browser tests as they check the pages.
 screenshots: install-dev node_modules/.installed browser
-	MNEMOSYNE_SCREENSHOTS=$(CURDIR)/docs/images $(VENV)/bin/pytest tests/mcp_server/test_single_sign_on.py tests/mcp_server/test_console.py tests/mcp_server/test_console_search_browser.py tests/mcp_server/test_console_evaluation_browser.py
+	MNEMOSYNE_SCREENSHOTS=$(CURDIR)/docs/images $(VENV)/bin/pytest tests/mcp_server/auth/test_single_sign_on.py tests/mcp_server/console/test_console.py tests/mcp_server/console/test_console_search_browser.py tests/mcp_server/console/test_console_evaluation_browser.py
 
 test: lint typecheck pytest
 

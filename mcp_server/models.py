@@ -258,7 +258,7 @@ _GRANTING: contextvars.ContextVar[bool] = contextvars.ContextVar("granting", def
 def granting() -> Iterator[None]:
     """The one door through which a grant is created or raised: library_grants.grant enters it,
     and every other write of a LibraryGrant row (save, update, bulk_create) is refused, so no
-    code path can widen access except by someone granting it (tests/mcp_server/test_grant_writes.py)."""
+    code path can widen access except by someone granting it (tests/mcp_server/auth/test_grant_writes.py)."""
     token = _GRANTING.set(True)
     try:
         yield

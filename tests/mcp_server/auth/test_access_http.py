@@ -15,7 +15,7 @@ from mcp_server.models import MCPAuditEvent
 from mcp_server.tools.catalog import TOOL_SPECS, WRITE_TOOLS
 from mnemosyne.library.models import Chunk, Collection, Item, Library
 from tests.mcp_server.clients import mcp_session, post, rpc, run, sse_payload
-from tests.mcp_server.test_http import metric
+from tests.mcp_server.transports.test_http import metric
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from mcp_server.auth.services import create_token
 from tests.mcp_server.clients import post, rpc
-from tests.mcp_server.test_http import metric
+from tests.mcp_server.transports.test_http import metric
 from tests.servers import uvicorn_server
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -19,7 +19,7 @@ from mnemosyne.library.models import Chunk, Item
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import call_all, mcp_session, post, rpc, run, sse_payload
 from tests.mcp_server.jwks_server import ISSUER, JWKSServer, SigningKey, claims, rsa_key
-from tests.mcp_server.test_http import metric
+from tests.mcp_server.transports.test_http import metric
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -38,7 +38,7 @@ from tests.servers import ROOT, free_port, uvicorn_server
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 CLIENT_ID = "mnemosyne"
-PROVIDER_SCRIPT = Path(__file__).with_name("oidc_provider.mjs")
+PROVIDER_SCRIPT = Path(__file__).resolve().parent.parent / "oidc_provider.mjs"
 
 
 class Provider:

@@ -23,7 +23,7 @@ from mcp_server.tools.catalog import TOOL_SPECS
 from mcp_server.transports.grpc_api import tool_service_pb2 as pb
 from mcp_server.transports.grpc_api import tool_service_pb2_grpc as pb_grpc
 from mnemosyne.library.models import Collection, Library
-from tests.mcp_server.test_http import metric
+from tests.mcp_server.transports.test_http import metric
 from tests.servers import ROOT, grpc_server
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -15,7 +15,7 @@ from mcp_server.auth.library_grants import grant
 from mcp_server.models import GrantWriteRefused, LibraryGrant
 from mnemosyne.library.services import ensure_library
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PRODUCT = ("mcp_server", "mnemosyne")
 # The doors through which a person grants (and the one module that writes the rows).
 GRANTING_DOORS = {

@@ -1,0 +1,1 @@
+"""Access: tokens, JWT, OAuth, single sign-on, grants, the recorded policy, limits."""

@@ -1,0 +1,1 @@
+"""The console's views, over the Django test client and in a real browser."""

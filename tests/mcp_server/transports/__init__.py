@@ -1,0 +1,1 @@
+"""The MCP transports: streamable HTTP, stdio, gRPC, and the serving processes."""
