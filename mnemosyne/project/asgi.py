@@ -15,7 +15,7 @@ mcp_server.transports.http_gate: a tool call, or a read of library content, is d
                its sign-in and consent pages are Django's, under /oauth/
 /mcp/health    {"status": "ok"} after a database round trip, 503 otherwise
 /metrics       Prometheus
-/console/      the console (mcp_server/console): libraries, items, chunks, citations
+/console/      the console (console/): libraries, items, chunks, citations
 /static/       the admin's and the console's CSS and scripts (htmx), from the apps themselves, so
                the console works with nothing else in front; nginx.conf serves them itself
 everything else → Django (admin, OAuth and single sign-on pages)

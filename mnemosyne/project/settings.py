@@ -344,6 +344,7 @@ INSTALLED_APPS = [
     "mnemosyne.graph",
     "mnemosyne.evaluation",
     "mcp_server",
+    "console",
     "django_tasks_db",
 ]
 
@@ -430,7 +431,7 @@ STATIC_URL = "/static/"
 STATIC_ROOT = MNEMOSYNE_DATA_DIR / "static"
 # Uploads (the console's) are read no further than INGEST_MAX_FILE_BYTES.
 FILE_UPLOAD_HANDLERS = [
-    "mcp_server.console.upload_limits.SizeCappedUploadHandler",
+    "console.upload_limits.SizeCappedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]

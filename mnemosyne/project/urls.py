@@ -6,8 +6,8 @@ from mcp_server.auth.oauth import consent
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    # The console: libraries, items, chunks and citations as a person sees them (mcp_server/console).
-    path("console/", include("mcp_server.console.urls")),
+    # The console: libraries, items, chunks and citations as a person sees them (console/).
+    path("console/", include("console.urls")),
     # OAuth sign-in (MCP_OAUTH=builtin; without it no client is ever sent here).
     path("oauth/login/", consent.SignIn.as_view(), name="oauth-login"),
     path("oauth/consent/", consent.consent, name="oauth-consent"),

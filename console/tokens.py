@@ -22,11 +22,11 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from console.access import audited, console_view
 from mcp_server import client_configs
 from mcp_server.auth import library_access, services
 from mcp_server.auth.oauth import grants
 from mcp_server.auth.principal import Principal
-from mcp_server.console.access import audited, console_view
 from mcp_server.models import MCPToken, OAuthGrant
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Library

@@ -15,8 +15,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from console.access import audited, console_view, decide_write
 from mcp_server.auth.principal import Principal
-from mcp_server.console.access import audited, console_view, decide_write
 from mnemosyne.ingestion.inputs import is_url
 from mnemosyne.ingestion.sync.adding import kind_of, new_source
 from mnemosyne.ingestion.tasks import ingest_source, schedule_next, sync_once

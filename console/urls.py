@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from mcp_server.console import (
+from console import (
     activity,
     browse,
     changes,

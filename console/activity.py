@@ -16,8 +16,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from console.access import console_view, managed_libraries
 from mcp_server.auth.principal import Principal
-from mcp_server.console.access import console_view, managed_libraries
 from mnemosyne.library import query_log
 from mnemosyne.library.models import QueryLog
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_server.console import item_text
+from console import item_text
 from mnemosyne.library.models import Chunk
 
 TEXT = "Alpha beta gamma delta. " * 10  # 240 characters

@@ -12,8 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
+from console.access import audited, console_view, decide, decide_write
 from mcp_server.auth.principal import Principal
-from mcp_server.console.access import audited, console_view, decide, decide_write
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.tasks import enqueue_upload
 from mnemosyne.library import selectors
