@@ -161,9 +161,6 @@ class ParserPool:
         except (EOFError, OSError, BrokenPipeError):
             reason = _death(child)
             raise ParserFailed(reason) from None
-        if kind == "ok":
-            child.answered += 1
-            return rest[0], child
         if kind == "memory":
             _stop(child)
             raise OutOfMemory(
@@ -171,6 +168,8 @@ class ParserPool:
                 "INGEST_PARSE_MEMORY_MB)"
             )
         child.answered += 1
+        if kind == "ok":
+            return rest[0], child
         exception = UnreadableFile if kind == "unreadable" else DocumentRejected
         raise exception(rest[0])
 

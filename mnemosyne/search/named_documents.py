@@ -195,8 +195,15 @@ def question_weight(weights: dict[str, float], named: list[Period], *, latest: b
     """How much a question says about which document it means: the rarity of its name words, and
     PERIOD_WEIGHT when it names a period — or asks for the latest version, which names one (the
     newest) as surely: "Globex's latest quarter" means one filing though "Globex" is four's."""
-    total = sum(idf for lexeme, idf in weights.items() if not (versions and is_period_word(lexeme)))
-    return total + (PERIOD_WEIGHT if named or latest else 0.0)
+    return sum(name_weights(weights, versions=versions).values()) + (
+        PERIOD_WEIGHT if named or latest else 0.0
+    )
+
+
+def name_weights(weights: dict[str, float], *, versions: bool) -> dict[str, float]:
+    """The question's identity words that name documents by name, symbol or kind: all of them, less
+    the period words under a profile of versions (a period is matched whole, by periods.match)."""
+    return {lexeme: weight for lexeme, weight in weights.items() if not (versions and is_period_word(lexeme))}
 
 
 def spelled_names(question: str, names: frozenset[str]) -> str:
@@ -253,7 +260,7 @@ def _names_only(
 ) -> dict[str, float]:
     """The question's identity words that name documents: period words (with `versions`), and the
     words most of whose passages (in scope) belong to documents whose identity holds them."""
-    names = [lexeme for lexeme in weights if not (versions and is_period_word(lexeme))]
+    names = list(name_weights(weights, versions=versions))
     if not names:
         return weights
     where, params = filters.posting_sql()
@@ -328,9 +335,7 @@ def score(
     and kind words it matches, and PERIOD_WEIGHT when it covers a period the question names.
     Asked for the latest, the newest of each organisation's documents of a kind (among those
     the question names) instead gets LATEST_BONUS over the best share of its group."""
-    names = {
-        lexeme: weight for lexeme, weight in weights.items() if not (versions and is_period_word(lexeme))
-    }
+    names = name_weights(weights, versions=versions)
     total = sum(names.values()) + (PERIOD_WEIGHT if named else 0.0)
     if total <= 0:
         return {}
