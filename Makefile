@@ -35,7 +35,7 @@ lint: install-dev
 	$(VENV)/bin/lint-imports
 
 typecheck: install-dev
-	$(VENV)/bin/mypy mnemosyne mcp_server console tests benchmarks
+	$(VENV)/bin/mypy mnemosyne access mcp_server console tests benchmarks
 
 # Every test, on every core (pytest-xdist; each worker its own test database on the one embedded
 # PostgreSQL, a test file's tests on one worker so its module's servers start once).
@@ -75,7 +75,7 @@ pytest: node_modules/.installed browser
 
 # The docs' screenshots (docs/images), taken by the browser tests as they check the pages.
 screenshots: install-dev node_modules/.installed browser
-	MNEMOSYNE_SCREENSHOTS=$(CURDIR)/docs/images $(VENV)/bin/pytest tests/mcp_server/auth/test_single_sign_on.py tests/console/test_console.py tests/console/test_console_search_browser.py tests/console/test_console_evaluation_browser.py
+	MNEMOSYNE_SCREENSHOTS=$(CURDIR)/docs/images $(VENV)/bin/pytest tests/access/test_single_sign_on.py tests/console/test_console.py tests/console/test_console_search_browser.py tests/console/test_console_evaluation_browser.py
 
 test: lint typecheck pytest
 

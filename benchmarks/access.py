@@ -1,5 +1,5 @@
 """What deciding a caller costs per request: identify a bearer token and decide one `search` call
-on a named library (auth.decision.decide — what every transport runs once per request), under
+on a named library (access.decision.decide — what every transport runs once per request), under
 LIBRARY_ACCESS=open and =grants, with 1 and 50 clients deciding at once (threads, each with its own
 database connection, as the server's workers have).
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from benchmarks.results import AccessTiming, median
 
 if TYPE_CHECKING:
-    from mcp_server.auth.decision import Asked
+    from access.decision import Asked
 
 LIBRARIES = 20
 CLIENTS = (1, 50)
@@ -28,7 +28,7 @@ WARMUP = 50
 
 
 def run(log: Callable[[str], None]) -> list[AccessTiming]:
-    from mcp_server.auth.policy_switch import switch
+    from access.policy_switch import switch
 
     credential, asked = _caller()
     timings = []
@@ -46,11 +46,11 @@ def run(log: Callable[[str], None]) -> list[AccessTiming]:
 def _caller() -> tuple[str, Asked]:
     from django.contrib.auth.models import Group, User
 
+    from access.decision import Asked
+    from access.library_access import Role
+    from access.library_grants import grant
+    from access.services import create_token
     from benchmarks.database import BENCH_PREFIX
-    from mcp_server.auth.decision import Asked
-    from mcp_server.auth.library_access import Role
-    from mcp_server.auth.library_grants import grant
-    from mcp_server.auth.services import create_token
     from mcp_server.tools.catalog import spec_named
     from mnemosyne.library.services import ensure_library
 
@@ -69,7 +69,7 @@ def _caller() -> tuple[str, Asked]:
 
 
 def _decide(credential: str, asked: Asked) -> None:
-    from mcp_server.auth.decision import Allowed, decide
+    from access.decision import Allowed, decide
 
     outcome = decide(credential, asked, transport="http")
     if not isinstance(outcome, Allowed):

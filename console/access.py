@@ -3,29 +3,29 @@
 A person signed in with a browser session is identified as the API identifies them
 (identify.of_user: their grants under LIBRARY_ACCESS=grants), every read in the view is bounded to
 the libraries they may see (selectors.library_boundary), and the uids a view names are decided by
-decision.check_call — outside what they see is a 404, exactly as for a uid that does not exist.
+the decision's own questions for a door without tools — decision.may_read and may_change: outside
+what they see is a 404, exactly as for a uid that does not exist; over the console's limit of
+changes a 429.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.urls import reverse
 
-from mcp_server.auth import decision, identify, services
-from mcp_server.auth.credentials import AuthFailure
-from mcp_server.auth.library_access import reach_of
-from mcp_server.auth.principal import Principal
-from mcp_server.auth.refusals import Refusal
-from mcp_server.tools.catalog import spec_named
+from access import decision, identify, services
+from access.credentials import AuthFailure
+from access.library_access import reach_of
+from access.principal import Principal
+from access.refusals import Refusal
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
 
@@ -33,15 +33,10 @@ TRANSPORT = "console"
 ConsoleView = Callable[..., HttpResponseBase]
 
 
-@dataclass(frozen=True)
-class _Reading:
-    """What a console page asks of the decision: reading the uids it names (no tool; no limit)."""
-
-    name: str = "console"
-    writes: bool = False
-
-
-_READING = _Reading()
+class _OverLimit(Exception):
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
 
 
 def console_view(view: ConsoleView) -> Callable[..., HttpResponseBase]:
@@ -58,20 +53,23 @@ def console_view(view: ConsoleView) -> Callable[..., HttpResponseBase]:
                 return view(request, found, *args, **kwargs)
             except NotFound as exc:
                 raise Http404(str(exc)) from exc
+            except _OverLimit as exc:
+                wait = exc.refusal.retry_after or 60
+                return HttpResponse(
+                    f"{exc.refusal.message} (in {wait} s).",
+                    status=429,
+                    content_type="text/plain; charset=utf-8",
+                    headers={"Retry-After": str(wait)},
+                )
 
     return wrapped
 
 
-def decide_write(principal: Principal, tool: str, **uids: str) -> None:
-    """Whether this person may do what the write tool `tool` does to what the uids name: Http404
-    outside what they see, PermissionDenied (403, in words) where they may read but not change."""
-    spec = spec_named(tool)
-    assert spec is not None and spec.writes, tool
-    _refused(
-        decision.check_call(
-            principal, decision.Asked(tool=tool, spec=spec, arguments=uids), transport=TRANSPORT
-        )
-    )
+def decide_change(principal: Principal, **uids: str) -> None:
+    """Whether this person may change what the uids name: Http404 outside what they see,
+    PermissionDenied (403, in words) where they may read but not change, 429 over the console's
+    limit of changes (CONSOLE_CHANGES_PER_MINUTE; never a tool's)."""
+    _refused(decision.may_change(principal, door=TRANSPORT, **uids))
 
 
 def audited(principal: Principal, tool: str, outcome: str, **arguments: object) -> None:
@@ -108,15 +106,13 @@ def may_manage(user: AbstractBaseUser | AnonymousUser, library_id: int) -> bool:
 def decide(principal: Principal, **uids: str) -> None:
     """Whether this person may read what the uids name (library_uid, collection_uid, item_uid,
     chunk_uid): Http404 when one lies outside what they see (or does not exist)."""
-    _refused(
-        decision.check_call(
-            principal, decision.Asked(tool=_READING.name, spec=_READING, arguments=uids), transport=TRANSPORT
-        )
-    )
+    _refused(decision.may_read(principal, door=TRANSPORT, **uids))
 
 
 def _refused(allowed: decision.Allowed | Refusal) -> None:
     if isinstance(allowed, Refusal):
         if allowed.failure == AuthFailure.NOT_FOUND:
             raise Http404(allowed.detail or "not found")
+        if allowed.http_status == 429:
+            raise _OverLimit(allowed)
         raise PermissionDenied(allowed.message)

@@ -16,8 +16,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from access.principal import Principal
 from console.access import console_view, managed_libraries
-from mcp_server.auth.principal import Principal
 from mnemosyne.library import query_log
 from mnemosyne.library.models import QueryLog
 

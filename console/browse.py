@@ -10,11 +10,11 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from access.principal import Principal
+from access.refusals import WRITE
 from console import item_text as text_view
 from console.access import console_view, decide, may_manage
 from console.chunk_flags import flags_of
-from mcp_server.auth.principal import Principal
-from mcp_server.auth.refusals import WRITE
 from mnemosyne.ingestion.status import counts_by_status
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Chunk, EmbeddingStatus, IngestJob, Item, Library

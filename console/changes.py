@@ -15,8 +15,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from console.access import audited, console_view, decide_write
-from mcp_server.auth.principal import Principal
+from access.principal import Principal
+from console.access import audited, console_view, decide_change
 from mnemosyne.ingestion.inputs import is_url
 from mnemosyne.ingestion.sync.adding import kind_of, new_source
 from mnemosyne.ingestion.tasks import ingest_source, schedule_next, sync_once
@@ -31,7 +31,7 @@ CONFIRM_DELETE = "delete"
 
 @console_view
 def delete_item(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
-    decide_write(principal, "delete_item", item_uid=uid)
+    decide_change(principal, item_uid=uid)
     if request.method == "POST" and request.POST.get("confirm") == CONFIRM_DELETE:
         report = services.delete_item(item_uid=uid, dry_run=False, store=get_chunk_store())
         audited(principal, "delete_item", "ok", item_uid=uid, dry_run=False)
@@ -68,7 +68,7 @@ class Retry:
 @console_view
 def retry_failed(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
     """Queue every failed item of the collection to be read again from where it came from."""
-    decide_write(principal, "upsert_item", collection_uid=uid)
+    decide_change(principal, collection_uid=uid)
     collection = selectors.get_collection(uid)
     failed = list(Item.objects.filter(collection=collection, embedding_status=EmbeddingStatus.FAILED))
     retries = [_retry(item) for item in failed]
@@ -107,7 +107,7 @@ def _retry(item: Item) -> Retry:
 def sync_now(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
     """Queue a sync of one of the collection's sources (the admin's "Sync now")."""
     source = selectors.get_source(uid)
-    decide_write(principal, "upsert_item", collection_uid=source.collection.uid)
+    decide_change(principal, collection_uid=source.collection.uid)
     sync_once.enqueue(source_uid=source.uid)
     audited(principal, "sync_now", "queued", source_uid=uid)
     messages.success(request, f"Queued a sync of {source.location}.")
@@ -120,7 +120,7 @@ def add_source(request: HttpRequest, principal: Principal, uid: str) -> HttpResp
     """Attach a source to the collection and queue its first sync. A website is any editor's to
     add; a directory, a git working tree or an S3 prefix reads what this server may read, so only
     staff add those."""
-    decide_write(principal, "upsert_item", collection_uid=uid)
+    decide_change(principal, collection_uid=uid)
     collection = selectors.get_collection(uid)
     location = request.POST.get("location", "").strip()[:2000]
     every = request.POST.get("every", "").strip()

@@ -17,10 +17,10 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
 
+from access.principal import Principal
 from console.access import console_view, decide
 from console.item_text import pieces
 from console.page_images import NoPicture, PageSize, original, page_picture, page_size
-from mcp_server.auth.principal import Principal
 from mnemosyne.ingestion import formats
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Chunk, Item

@@ -12,9 +12,9 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from access.principal import Principal
 from console.access import console_view
 from console.evaluation_sets import get_set, visible_sets
-from mcp_server.auth.principal import Principal
 from mnemosyne.evaluation import runs, tasks
 from mnemosyne.evaluation.comparison import compare
 from mnemosyne.evaluation.exports import answer_rows

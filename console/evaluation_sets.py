@@ -21,8 +21,8 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from access.principal import Principal
 from console.access import console_view, managed_libraries
-from mcp_server.auth.principal import Principal
 from mnemosyne.evaluation import runs, services, tasks
 from mnemosyne.evaluation.models import EvaluationSet, Run, RunStatus
 from mnemosyne.evaluation.set_imports import import_file

@@ -14,8 +14,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django_tasks_db.models import DBTaskResult
 
+from access.principal import Principal
 from console.access import console_view
-from mcp_server.auth.principal import Principal
 from mnemosyne.ingestion import worker_beats
 from mnemosyne.ingestion.status import ingestion_status
 from mnemosyne.library import selectors

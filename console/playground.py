@@ -15,15 +15,15 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 
+from access import decision
+from access.principal import Principal
+from access.refusals import Refusal
 from console.access import TRANSPORT, console_view
 from console.evaluation_sets import sets_by_library
 from mcp_server import tool_calls
-from mcp_server.auth import decision
-from mcp_server.auth.principal import Principal
-from mcp_server.auth.refusals import Refusal
-from mcp_server.blocking import Unavailable, bracketed
 from mcp_server.tools.catalog import spec_named
 from mnemosyne.evaluation.models import EvaluationSet
+from mnemosyne.lib.blocking import Unavailable, bracketed
 from mnemosyne.library import selectors
 from mnemosyne.library.models import LibraryType
 

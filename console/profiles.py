@@ -12,8 +12,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from access.principal import Principal
 from console.access import audited, console_view, decide, may_manage
-from mcp_server.auth.principal import Principal
 from mnemosyne.ingestion.tasks import reread_documents
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Library

@@ -2,7 +2,7 @@
 copy button and ready-to-paste client configurations), lists and revokes their own tokens and the
 applications they connected through OAuth; staff see and revoke every live token and OAuth grant,
 a library's managers those that reach their libraries. Every change is a POST
-with CSRF, written through auth/actions (the audit rows the admin's writes leave)."""
+with CSRF, written through access/services.py (the audit rows the admin's writes leave)."""
 
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from access import library_access, services
+from access.models import MCPToken, OAuthGrant
+from access.oauth import grants
+from access.principal import Principal
 from console.access import audited, console_view
 from mcp_server import client_configs
-from mcp_server.auth import library_access, services
-from mcp_server.auth.oauth import grants
-from mcp_server.auth.principal import Principal
-from mcp_server.models import MCPToken, OAuthGrant
 from mnemosyne.library import selectors
 from mnemosyne.library.models import Library
 

@@ -12,8 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from console.access import audited, console_view, decide, decide_write
-from mcp_server.auth.principal import Principal
+from access.principal import Principal
+from console.access import audited, console_view, decide, decide_change
 from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.tasks import enqueue_upload
 from mnemosyne.library import selectors
@@ -30,7 +30,7 @@ _WORKING = (IngestJob.Status.QUEUED, IngestJob.Status.RUNNING)
 @require_POST
 @console_view
 def upload(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
-    decide_write(principal, "upsert_item", collection_uid=uid)
+    decide_change(principal, collection_uid=uid)
     collection = selectors.get_collection(uid)
     files = request.FILES.getlist("files")
     # Each file's refusal, in the order the files came (one skipped for its size never reaches FILES).

@@ -1,27 +1,10 @@
-import sys
-from typing import Any
-
 from django.apps import AppConfig
-from django.db.models.signals import post_migrate
 
 
 class McpServerConfig(AppConfig):
+    """The MCP surface as a Django app: its commands (mcp_stdio, serve_grpc, the MCP tokens'), the
+    tokens' admin pages, and the migrations that created access's tables before their models moved
+    to access/ (access/migrations/0001_initial.py takes them over; mcp_server keeps their history)."""
+
     name = "mcp_server"
     verbose_name = "MCP server"
-
-    def ready(self) -> None:
-        from mcp_server.auth import login_throttle, sign_in_audit  # noqa: F401  (connect their receivers)
-
-        post_migrate.connect(_say_policy_disagreement, sender=self)
-
-
-def _say_policy_disagreement(sender: Any, **kwargs: Any) -> None:
-    """After `migrate`: the recorded access policy is left alone whatever this shell's LIBRARY_ACCESS
-    says (mcp_server/auth/access_policy.py); a disagreement is said in one line, not acted on."""
-    from mcp_server.auth.access_policy import disagreement
-
-    if kwargs.get("verbosity", 1) < 1:
-        return  # a quiet migrate (`serve` runs one, then refuses to start in its own line)
-    said = disagreement()
-    if said is not None:
-        print(f"note: the recorded access policy was left as it is. {said}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""What one MCP request asks, for the decision (auth/decision.py): from its JSON-RPC method and
+"""What one MCP request asks, for the decision (access/decision.py): from its JSON-RPC method and
 params, as the HTTP gate reads them from the body and the stdio transport from the SDK's context.
 The tool a tools/call names is looked up here, once, in the catalog."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_server.auth.decision import READING_METHODS, Asked
+from access.decision import READING_METHODS, Asked
 from mcp_server.tools import catalog
 
 

@@ -16,8 +16,8 @@ from mcp.types import (
     ResourceTemplateReference,
 )
 
-from mcp_server import blocking
 from mcp_server.prompts import CITE_SOURCES
+from mnemosyne.lib import blocking
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Chunk, Item, Library

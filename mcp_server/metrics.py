@@ -1,4 +1,5 @@
-"""Prometheus metrics served at /metrics. Labels never carry token or user ids."""
+"""Prometheus metrics of tool calls, served at /metrics (access/metrics.py has the decision's).
+Labels never carry token or user ids."""
 
 from __future__ import annotations
 
@@ -14,16 +15,4 @@ TOOL_DURATION = Histogram(
     "Time spent in MCP tool handlers.",
     ["tool"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
-)
-AUTH_FAILURES = Counter(
-    "mcp_auth_failures",
-    "Refused MCP calls by reason (missing, invalid, expired, revoked, forbidden_tool, insufficient_scope, "
-    "rate_limited, approval_pending).",
-    ["reason"],
-)
-IDENTIFICATIONS = Counter(
-    "mcp_identifications",
-    "Callers identified from a credential (one per request that needs a caller), by kind: token, jwt, "
-    "anonymous, local.",
-    ["kind"],
 )

@@ -9,7 +9,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
-from mcp_server import blocking
+from mnemosyne.lib import blocking
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Collection, Library

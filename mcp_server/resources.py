@@ -18,10 +18,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Resource
 
-from mcp_server import blocking
 from mcp_server.tools.ingestion import as_report
 from mnemosyne.ingestion.status import ingestion_status
-from mnemosyne.lib import outages
+from mnemosyne.lib import blocking, outages
 from mnemosyne.lib.outages import Dependency
 from mnemosyne.library import selectors
 from mnemosyne.library.errors import NotFound

@@ -1,6 +1,6 @@
 """The MCP server: our tools, resources, prompts, completions and logging on the SDK's MCPServer.
 
-Each request arrives decided by its transport, once (auth/decision.py): over HTTP the gate
+Each request arrives decided by its transport, once (access/decision.py): over HTTP the gate
 (transports/http_gate.py) has decided and left the decision on the request; on stdio
 (transports/stdio.py) `caller_middleware` decides here, asking `caller_source` who is calling at
 every request. The middleware makes the decision current for the handlers, answers a refusal
@@ -28,15 +28,16 @@ from mcp.types import (
     TextContent,
 )
 
-from mcp_server import blocking, client_logging, completions, prompts, resources, sdk, tool_calls
+from access import decision
+from access.decision import Allowed
+from access.principal import Principal
+from access.refusals import Refusal, clip
+from mcp_server import client_logging, completions, prompts, resources, sdk, tool_calls
 from mcp_server.asked import asked_of, needs_caller
-from mcp_server.auth import decision
-from mcp_server.auth.decision import Allowed
-from mcp_server.auth.principal import Principal
-from mcp_server.auth.refusals import Refusal, clip
 from mcp_server.tool_calls import ToolCall
 from mcp_server.tools import catalog
 from mcp_server.tools.spec import ToolSpec
+from mnemosyne.lib import blocking
 from mnemosyne.library.selectors import library_boundary
 
 SERVER_NAME = "mnemosyne"

@@ -1,6 +1,6 @@
 """The one tool-call path: every transport (MCP over HTTP or stdio, gRPC) runs a tool through `execute`.
 
-A call arrives decided (auth/decision.py: the tool exists, the caller may call it, its uids lie in
+A call arrives decided (access/decision.py: the tool exists, the caller may call it, its uids lie in
 the caller's libraries, it was counted against the rate limits). Then, in order: the arguments
 validated strictly against the tool's model, errors naming the argument; inside the caller's
 library boundary an approval required when the tool needs one, a signed request's nonce checked,
@@ -22,10 +22,10 @@ from django.db import DatabaseError
 from mcp.types import ImageContent
 from pydantic import ValidationError
 
-from mcp_server import call_checks, cursors
-from mcp_server.auth import services
-from mcp_server.auth.decision import Allowed
-from mcp_server.auth.refusals import clip
+from access import call_checks, services
+from access.decision import Allowed
+from access.refusals import clip
+from mcp_server import cursors
 from mcp_server.metrics import TOOL_DURATION, TOOL_INVOCATIONS
 from mcp_server.tools.spec import ArgumentError, ToolSpec
 from mnemosyne.embedding import EmbeddingError
@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ToolCall:
-    # The decision that let this call through (auth/decision.py), and the tool it is for.
+    # The decision that let this call through (access/decision.py), and the tool it is for.
     allowed: Allowed
     spec: ToolSpec
     # As sent (signed results are computed over these).

@@ -22,7 +22,7 @@ from django.db import connection
 from django.test import override_settings
 
 import mnemosyne.embedding
-from mcp_server.auth import access_policy
+from access import access_policy
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.embedding.sentence_transformer import verify_bundled_weights
 from mnemosyne.ingestion import parser_processes
@@ -36,9 +36,11 @@ from tests.servers import uvicorn_server
 from tests.stand_in_embedder import StandInEmbedder
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# The servers and callers the MCP surface's, access's and the console's tests share.
+pytest_plugins = ["tests.server_fixtures"]
 
-# Fixtures that load the real model or start a server or a client (this file's and the packages'
-# conftest files'): a test using one is slow.
+# Fixtures that load the real model or start a server or a client (this file's and
+# server_fixtures.py's): a test using one is slow.
 JUDGES = frozenset(
     {
         "embedder",

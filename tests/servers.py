@@ -79,8 +79,8 @@ def first_choice_forgotten(env: dict[str, str] | None) -> Iterator[None]:
     (access_policy.require_agreement), committed: once it has stopped, a database that had not
     chosen before is put back at never chosen, so the servers and tests that come after start where
     every test expects."""
-    from mcp_server.auth import access_policy
-    from mcp_server.models import AccessPolicyState, MCPAuditEvent
+    from access import access_policy
+    from access.models import AccessPolicyState, MCPAuditEvent
 
     chosen = not env or "LIBRARY_ACCESS" not in env or AccessPolicyState.objects.exists()
     try:

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAPS = ("docs/architecture.md", "README.md")
-TOP_LEVEL = ("mnemosyne/", "mcp_server/", "console/", "tests/", "benchmarks/", "docs/")
+TOP_LEVEL = ("mnemosyne/", "access/", "mcp_server/", "console/", "tests/", "benchmarks/", "docs/")
 _SKIPPED = {".git", ".venv", "node_modules", "__pycache__"}
 
 

@@ -23,7 +23,7 @@ READ_ELSEWHERE = {"DATABASE_URL", "SECRET_KEY", "PROMETHEUS_MULTIPROC_DIR"}
 
 def read_by_the_code() -> set[str]:
     names: set[str] = set()
-    for package in ("mnemosyne", "mcp_server"):
+    for package in ("mnemosyne", "access", "mcp_server", "console"):
         for path in (ROOT / package).rglob("*.py"):
             names |= set(READ.findall(path.read_text(encoding="utf-8")))
     return names

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, Field
 
-from mcp_server.auth.principal import Principal
+from access.principal import Principal
 from mcp_server.cursors import Page
 from mcp_server.tools.schemas import NEXT_CURSOR, CursorArgument
 from mcp_server.tools.spec import Arguments, ToolSpec

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from mcp_server.auth.principal import Principal
+from access.principal import Principal
 from mcp_server.tools.schemas import CollectionRef
 from mcp_server.tools.spec import Arguments, ToolSpec
 from mnemosyne.ingestion.status import IngestionStatus, ingestion_status

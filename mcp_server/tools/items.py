@@ -7,7 +7,7 @@ from typing import Literal
 from django.conf import settings
 from pydantic import BaseModel, Field
 
-from mcp_server.auth.principal import Principal
+from access.principal import Principal
 from mcp_server.tools.schemas import CollectionRef, LibraryRef
 from mcp_server.tools.spec import DESTRUCTIVE_IDEMPOTENT_WRITE, ArgumentError, Arguments, ToolSpec
 from mnemosyne.embedding import get_embedder

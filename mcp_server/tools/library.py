@@ -5,7 +5,7 @@ import base64
 from mcp.types import ImageContent
 from pydantic import Field
 
-from mcp_server.auth.principal import Principal
+from access.principal import Principal
 from mcp_server.cursors import Page
 from mcp_server.tools.links import citation_url
 from mcp_server.tools.schemas import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from mcp_server.auth import decision
+from access import decision
 
 
 def base_url() -> str:

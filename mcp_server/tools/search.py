@@ -6,7 +6,7 @@ from typing import Literal
 from django.conf import settings
 from pydantic import Field
 
-from mcp_server.auth.principal import Principal
+from access.principal import Principal
 from mcp_server.cursors import Page
 from mcp_server.tools.links import citation_url
 from mcp_server.tools.schemas import (

@@ -11,9 +11,9 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Scope
 
-from mcp_server.auth import oauth_bearer
-from mcp_server.auth.credentials import AuthFailure
-from mcp_server.auth.refusals import Refusal
+from access import oauth_bearer
+from access.credentials import AuthFailure
+from access.refusals import Refusal
 
 WELL_KNOWN_PATH = "/.well-known/oauth-protected-resource/mcp"
 

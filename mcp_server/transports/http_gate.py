@@ -5,7 +5,7 @@ it) and parses it, answering a body that is not one well-formed JSON-RPC message
 (envelope.py: HTTP 400 with -32700, -32600 or -32602), then:
 
 - when the request calls tools or reads library content (resources, prompts, completions), or
-  lists tools with a bearer token, it asks the one place that decides (auth/decision.py), once —
+  lists tools with a bearer token, it asks the one place that decides (access/decision.py), once —
   a refusal with an HTTP status is answered here as 401/403/429 (challenges), so a refused call
   never reaches the MCP server;
 - it leaves the decision on the request (`request.state`), where the MCP handlers find it
@@ -31,15 +31,14 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_server import blocking
+from access import decision
+from access.credentials import bearer
+from access.decision import Asked
+from access.refusals import Refusal
 from mcp_server.asked import asked_of
-from mcp_server.auth import decision
-from mcp_server.auth.credentials import bearer
-from mcp_server.auth.decision import Asked
-from mcp_server.auth.refusals import Refusal
 from mcp_server.server import DECISION_STATE
 from mcp_server.transports import challenges, envelope, streams
-from mnemosyne.lib import outages
+from mnemosyne.lib import blocking, outages
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
 

@@ -14,10 +14,10 @@ from collections.abc import Callable
 
 import anyio
 
+from access import identify
+from access.principal import Principal
+from access.refusals import Refusal
 from mcp_server import sdk
-from mcp_server.auth import identify
-from mcp_server.auth.principal import Principal
-from mcp_server.auth.refusals import Refusal
 from mcp_server.server import build_server
 from mnemosyne.embedding import get_embedder
 

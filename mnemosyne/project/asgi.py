@@ -8,10 +8,10 @@
 Both MCP endpoints check Host and Origin (the SDK's DNS-rebinding protection: ALLOWED_HOSTS,
 MCP_ALLOWED_ORIGINS), refuse bodies over MCP_MAX_REQUEST_BODY_BYTES (413), and pass through
 mcp_server.transports.http_gate: a tool call, or a read of library content, is decided there once
-(mcp_server.auth.decision) and the decision handed to the MCP handlers.
+(access.decision) and the decision handed to the MCP handlers.
 /.well-known/oauth-protected-resource/mcp   RFC 9728 metadata a 401 points at
 /.well-known/oauth-authorization-server, /authorize, /token, /register, /revoke
-               the built-in OAuth 2.1 authorization server, when MCP_OAUTH=builtin (mcp_server.auth.oauth);
+               the built-in OAuth 2.1 authorization server, when MCP_OAUTH=builtin (access.oauth);
                its sign-in and consent pages are Django's, under /oauth/
 /mcp/health    {"status": "ok"} after a database round trip, 503 otherwise
 /metrics       Prometheus
@@ -53,15 +53,18 @@ from starlette.responses import JSONResponse, Response  # noqa: E402
 from starlette.routing import Mount, Route  # noqa: E402
 from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
-from mcp_server import blocking  # noqa: E402
-from mcp_server.auth import access_policy, oauth_bearer  # noqa: E402
-from mcp_server.auth.oauth.routes import oauth_routes  # noqa: E402
+from access import access_policy, oauth_bearer  # noqa: E402
+from access.oauth.routes import oauth_routes  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
 from mcp_server.transports.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
 from mcp_server.transports.http_gate import MCPGate  # noqa: E402
 from mnemosyne.embedding import get_embedder  # noqa: E402
 from mnemosyne.graph import close_graph_store  # noqa: E402
-from mnemosyne.lib import outages, tracing  # noqa: E402
+from mnemosyne.lib import (  # noqa: E402
+    blocking,
+    outages,
+    tracing,
+)
 from mnemosyne.lib.allowed_hosts import AllowedHostsMiddleware  # noqa: E402
 from mnemosyne.lib.metrics import registry as metrics_registry  # noqa: E402
 from mnemosyne.lib.outages import Dependency  # noqa: E402

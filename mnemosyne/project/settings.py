@@ -131,7 +131,7 @@ if not set(MCP_JWT_ALGORITHMS) <= _JWT_ASYMMETRIC or not MCP_JWT_ALGORITHMS:
     )
 # OAuth authorization servers listed in that metadata (issuer URLs); default: the JWT issuer, if any.
 MCP_AUTHORIZATION_SERVERS = envlist("MCP_AUTHORIZATION_SERVERS", [MCP_JWT_ISSUER] if MCP_JWT_ISSUER else [])
-# OAuth 2.1 sign-in with Mnemosyne as its own authorization server (mcp_server/auth/oauth): "builtin", or
+# OAuth 2.1 sign-in with Mnemosyne as its own authorization server (access/oauth): "builtin", or
 # "off". Its issuer is MCP_PUBLIC_BASE_URL (else http://127.0.0.1:PORT); users sign in with their
 # Django account at /oauth/login/ and consent to scopes and libraries.
 MCP_OAUTH = envchoice("MCP_OAUTH", "off", ["off", "builtin"])
@@ -142,7 +142,7 @@ MCP_OAUTH_REFRESH_TOKEN_SECONDS = envint(
 # Client ID metadata documents (a client_id that is an https URL) are fetched only from public
 # addresses unless this is on (an intranet whose clients publish their documents internally).
 MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS = envbool("MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS", False)
-# Who may see which library (mcp_server/auth/library_access.py): "open" (every active user reads
+# Who may see which library (access/library_access.py): "open" (every active user reads
 # every library; a token's scopes decide writes) or "grants" (a person reaches only the libraries
 # granted to them or their groups: manage.py grant, the admin; superusers everything). The policy is
 # the one recorded in the database (manage.py access_policy); this is only a fresh database's first
@@ -151,7 +151,7 @@ MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS = envbool("MCP_OAUTH_PRIVATE_CLIENT_DOCUMENTS
 LIBRARY_ACCESS = (
     envchoice("LIBRARY_ACCESS", "open", ["open", "grants"]) if envstr("LIBRARY_ACCESS", "") else ""
 )
-# Single sign-on (mcp_server/auth/single_sign_on.py), on when OIDC_ISSUER is set: people sign in to
+# Single sign-on (access/single_sign_on.py), on when OIDC_ISSUER is set: people sign in to
 # the admin, the OAuth consent page and the console with the organisation's OpenID Connect provider.
 OIDC_ISSUER = envstr("OIDC_ISSUER", "").strip()
 # Default: OIDC_ISSUER + /.well-known/openid-configuration.
@@ -175,7 +175,7 @@ if OIDC_ISSUER and not OIDC_CLIENT_ID:
 if not OIDC_LOCAL_PASSWORDS and not OIDC_ISSUER:
     raise ImproperlyConfigured("OIDC_LOCAL_PASSWORDS=false needs OIDC_ISSUER (nobody could sign in)")
 AUTHENTICATION_BACKENDS = (["django.contrib.auth.backends.ModelBackend"] if OIDC_LOCAL_PASSWORDS else []) + [
-    "mcp_server.auth.single_sign_on.SessionOnly"
+    "access.single_sign_on.SessionOnly"
 ]
 # Without a token, read tools and resources may be used (scope read only), optionally only within
 # these library uids. Off by default; write tools always need a token.
@@ -183,10 +183,13 @@ MCP_ANONYMOUS_READ = envbool("MCP_ANONYMOUS_READ", False)
 MCP_ANONYMOUS_LIBRARIES = envlist("MCP_ANONYMOUS_LIBRARIES", [])
 # Tools that run only once an administrator approves the exact call (e.g. "delete_item").
 MCP_APPROVAL_REQUIRED_TOOLS = envlist("MCP_APPROVAL_REQUIRED_TOOLS", [])
-# Abuse limits (mcp_server/auth/throttles.py), per minute, shared by every worker: calls of one tool by
+# Abuse limits (access/throttles.py), per minute, shared by every worker: calls of one tool by
 # one caller (the local operator excepted); failed authentications, and failed admin logins, from
 # one client address. 0 switches a limit off.
 MCP_TOOL_RATE_LIMITS = envcounts("MCP_TOOL_RATE_LIMITS", {"upsert_item": 30, "delete_item": 30})
+# Changes one person makes through the console in a minute (uploads, deletions, re-reads), its own
+# door's limit: apart from the tools' above (0 switches it off).
+CONSOLE_CHANGES_PER_MINUTE = envint("CONSOLE_CHANGES_PER_MINUTE", 60, minimum=0)
 # A server-sent event stream (GET /mcp/, /mcp/sse/) that carries nothing but keep-alive pings for
 # this long is closed (0: never).
 MCP_STREAM_IDLE_SECONDS = envint("MCP_STREAM_IDLE_SECONDS", 600, minimum=0)
@@ -343,6 +346,7 @@ INSTALLED_APPS = [
     "mnemosyne.profiles",
     "mnemosyne.graph",
     "mnemosyne.evaluation",
+    "access",
     "mcp_server",
     "console",
     "django_tasks_db",
@@ -359,7 +363,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "mcp_server.auth.login_throttle.LoginThrottleMiddleware",
+    "access.login_throttle.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -378,7 +382,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "mcp_server.auth.single_sign_on.login_links",
+                "access.single_sign_on.login_links",
             ],
         },
     },

@@ -1,8 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from mcp_server.auth import single_sign_on
-from mcp_server.auth.oauth import consent
+from access import single_sign_on
+from access.oauth import consent
 
 urlpatterns = [
     path("admin/", admin.site.urls),

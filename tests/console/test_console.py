@@ -20,10 +20,10 @@ import pypdfium2 as pdfium
 import pytest
 from django.contrib.auth.models import User
 
-from mcp_server.auth.library_access import Role
-from mcp_server.auth.library_grants import grant
-from mcp_server.auth.services import create_token
-from mcp_server.models import MCPAuditEvent, OAuthClient, OAuthGrant
+from access.library_access import Role
+from access.library_grants import grant
+from access.models import MCPAuditEvent, OAuthClient, OAuthGrant
+from access.services import create_token
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item, Source

@@ -16,8 +16,8 @@ from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from mcp_server.auth.library_access import Role
-from mcp_server.auth.library_grants import grant
+from access.library_access import Role
+from access.library_grants import grant
 from mnemosyne.evaluation import tasks
 from mnemosyne.evaluation.models import EvaluationSet, Evidence, Run, RunStatus
 from mnemosyne.library.models import Chunk

@@ -15,9 +15,9 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Page
 
-from mcp_server.auth.library_access import Role
-from mcp_server.auth.library_grants import grant
-from mcp_server.auth.services import create_token
+from access.library_access import Role
+from access.library_grants import grant
+from access.services import create_token
 from mnemosyne.embedding import Embedder
 from tests.browser import axe_violations, chromium, screenshot, sign_in
 from tests.evaluation.corpus import make_library

@@ -15,9 +15,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from mcp_server.auth.library_access import Role
-from mcp_server.auth.library_grants import grant
-from mcp_server.auth.services import create_token
+from access.library_access import Role
+from access.library_grants import grant
+from access.services import create_token
 from mnemosyne.embedding import get_embedder
 from mnemosyne.library.models import Library
 from tests.conftest import ingest_fixture_docs

@@ -13,8 +13,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from mcp_server.auth.library_access import Role
-from mcp_server.auth.library_grants import grant
+from access.library_access import Role
+from access.library_grants import grant
 from mnemosyne.embedding import get_embedder
 from mnemosyne.library.models import Library
 from mnemosyne.profiles.models import SynonymSet

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from mcp_server.auth.library_access import Role
-from mcp_server.auth.library_grants import grant
-from mcp_server.auth.services import create_token
+from access.library_access import Role
+from access.library_grants import grant
+from access.services import create_token
 from mnemosyne.embedding import Embedder
 from tests.browser import axe_violations, chromium, screenshot, sign_in
 from tests.conftest import ingest_fixture_docs

@@ -18,7 +18,7 @@ import pytest
 from django.contrib.auth.models import User
 from moto.server import ThreadedMotoServer
 
-from mcp_server.auth.services import create_token
+from access.services import create_token
 from mnemosyne.library.models import Collection, Item, Library
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import post, rpc, sse_payload

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from access import decision, identify
 from mcp_server import tool_calls
 from mcp_server.asked import asked_of
-from mcp_server.auth import decision, identify
 from mcp_server.tools import catalog
 from mnemosyne import graph
 from mnemosyne.embedding import Embedder

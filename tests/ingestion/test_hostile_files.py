@@ -20,7 +20,7 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from mcp_server.auth.services import create_token
+from access.services import create_token
 from mnemosyne.ingestion import formats
 from mnemosyne.library.models import IngestJob, Item
 from mnemosyne.library.services import ensure_collection, ensure_library

@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.db import connection
 from moto.server import ThreadedMotoServer
 
-from mcp_server.auth.services import create_token
+from access.services import create_token
 from mnemosyne.embedding import Embedder
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import post, rpc, sse_payload

@@ -13,9 +13,10 @@ import pytest
 from django.contrib.auth import authenticate as django_authenticate
 from django.contrib.auth.models import User
 
-from mcp_server import client_configs, dev_token
-from mcp_server.auth.credentials import authenticate
-from mcp_server.models import MCPToken
+from access import dev_token
+from access.credentials import authenticate
+from access.models import MCPToken
+from mcp_server import client_configs
 from mnemosyne.management.commands.serve import DEV_TOKEN_NAME, Command
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,10 +13,10 @@ from django.test import Client
 from django.urls import reverse
 from pytest_django.fixtures import Settings
 
-from mcp_server.auth import tokens
-from mcp_server.auth.credentials import AuthFailure, authenticate
-from mcp_server.auth.services import create_token
-from mcp_server.models import MCPAuditEvent, MCPToken
+from access import tokens
+from access.credentials import AuthFailure, authenticate
+from access.models import MCPAuditEvent, MCPToken
+from access.services import create_token
 from mcp_server.tools.catalog import TOOL_SPECS
 from mnemosyne.library.models import Chunk, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
@@ -52,11 +52,11 @@ def rows_containing(text: str) -> dict[str, int]:
 
 def add_token(client: Client, **fields: Any) -> Any:
     data = {"expires_at_0": "", "expires_at_1": "", **fields}
-    return client.post(reverse("admin:mcp_server_mcptoken_add"), data)
+    return client.post(reverse("admin:access_mcptoken_add"), data)
 
 
 def test_the_add_page_offers_every_tool(admin_client: Client) -> None:
-    response = admin_client.get(reverse("admin:mcp_server_mcptoken_add"))
+    response = admin_client.get(reverse("admin:access_mcptoken_add"))
     assert response.status_code == 200
     content = response.content.decode()
     for name in ["user", "name", "expires_at_0"]:
@@ -92,7 +92,7 @@ def test_adding_a_token_shows_it_once_and_stores_only_its_digest(admin_client: C
     assert (event.kind, event.actor) == (MCPAuditEvent.Kind.TOKEN_CREATED, "admin")
 
     # never shown again
-    change_page = admin_client.get(reverse("admin:mcp_server_mcptoken_change", args=[token.pk]))
+    change_page = admin_client.get(reverse("admin:access_mcptoken_change", args=[token.pk]))
     assert change_page.status_code == 200
     assert token.prefix in change_page.content.decode()
     assert secret_part not in change_page.content.decode()
@@ -118,7 +118,7 @@ def test_the_revoke_action_revokes_the_selected_tokens_only(admin_client: Client
     chosen, chosen_raw = create_token(user=alice, name="laptop")
     _, other_raw = create_token(user=alice, name="desktop")
     response = admin_client.post(
-        reverse("admin:mcp_server_mcptoken_changelist"),
+        reverse("admin:access_mcptoken_changelist"),
         {"action": "revoke_selected", "_selected_action": [str(chosen.pk)]},
         follow=True,
     )
@@ -162,8 +162,8 @@ def library_tree(alice: User) -> None:
         ("admin:library_item_changelist", "backups.md", "Backups", 1),
         ("admin:library_chunk_changelist", "snapshots", "Backups #0", 1),
         # The token's creation, and the administrator's own sign-in.
-        ("admin:mcp_server_mcpauditevent_changelist", "system", "Token created", 2),
-        ("admin:mcp_server_mcptoken_changelist", "alice", "laptop", 1),
+        ("admin:access_mcpauditevent_changelist", "system", "Token created", 2),
+        ("admin:access_mcptoken_changelist", "alice", "laptop", 1),
     ],
 )
 @pytest.mark.usefixtures("library_tree")
@@ -189,7 +189,7 @@ def test_each_changelist_renders_with_its_rows(
     [
         (Item, "admin:library_item_change"),
         (Chunk, "admin:library_chunk_change"),
-        (MCPAuditEvent, "admin:mcp_server_mcpauditevent_change"),
+        (MCPAuditEvent, "admin:access_mcpauditevent_change"),
     ],
 )
 @pytest.mark.usefixtures("library_tree")
@@ -202,7 +202,7 @@ def test_each_change_page_renders(admin_client: Client, model: Any, url_name: st
 def test_admin_pages_carry_a_content_security_policy_they_keep(admin_client: Client, alice: User) -> None:
     pages = [
         admin_client.get(reverse("admin:index")),
-        admin_client.get(reverse("admin:mcp_server_mcptoken_add")),
+        admin_client.get(reverse("admin:access_mcptoken_add")),
         add_token(admin_client, user=str(alice.pk), name="csp"),
     ]
     for page in pages:

@@ -12,9 +12,9 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 
-from mcp_server.auth import tokens
-from mcp_server.auth.credentials import AuthFailure, authenticate
-from mcp_server.models import MCPToken
+from access import tokens
+from access.credentials import AuthFailure, authenticate
+from access.models import MCPToken
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp_server.conftest import node_env, npx
+from tests.server_fixtures import node_env, npx
 from tests.servers import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from mcp.types import CallToolResult, TextResourceContents
 
-from mcp_server.auth.services import create_token
+from access.services import create_token
 from mnemosyne.library.models import EmbeddingStatus, IngestJob, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
 from tests.mcp_server.clients import call_all, mcp_session, run

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 
-from mcp_server.auth.services import create_token
+from access.services import create_token
 from mcp_server.tools.catalog import TOOL_SPECS
-from tests.mcp_server.conftest import node_env, npx
+from tests.server_fixtures import node_env, npx
 from tests.servers import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)

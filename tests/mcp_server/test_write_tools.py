@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from mcp.shared.exceptions import MCPError
 
-from mcp_server.auth.services import create_token
+from access.services import create_token
 from mnemosyne.library.models import Chunk, Collection, Item, Library
 from tests.documents import png_bytes, report_pdf
 from tests.mcp_server.clients import call_all, post, rpc, sse_payload

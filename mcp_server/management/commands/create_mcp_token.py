@@ -14,10 +14,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from mcp_server.auth.services import create_token
-from mcp_server.models import SCOPES, MCPToken
+from access.models import SCOPES, MCPToken
+from access.services import create_token
+from access.users import ensure_token_owner
 from mcp_server.tools.catalog import TOOL_SPECS
-from mcp_server.users import ensure_token_owner
 from mnemosyne.lib.schema import require_current_schema
 from mnemosyne.library.models import Library
 

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from mcp_server.models import MCPToken
+from access.models import MCPToken
 from mnemosyne.lib.schema import require_current_schema
 
 

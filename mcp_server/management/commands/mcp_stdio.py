@@ -17,8 +17,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import OperationalError
 
-from mcp_server.auth import access_policy, identify
-from mcp_server.auth.refusals import Refusal
+from access import access_policy, identify
+from access.refusals import Refusal
 from mcp_server.transports import stdio
 from mcp_server.transports.stdio import TOKEN_VARIABLE
 from mnemosyne.lib import outages

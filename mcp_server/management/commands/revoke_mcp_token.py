@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
-from mcp_server.auth.services import revoke_token
-from mcp_server.models import MCPToken
+from access.models import MCPToken
+from access.services import revoke_token
 from mnemosyne.lib.schema import require_current_schema
 
 

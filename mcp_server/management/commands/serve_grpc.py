@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mcp_server.auth import access_policy
+from access import access_policy
 from mcp_server.transports.grpc_api.server import SERVICE_NAME, build
 from mnemosyne.embedding import get_embedder
 from mnemosyne.lib.schema import require_current_schema

@@ -6,7 +6,7 @@ optional parameter means "not given"); the converted arguments then pass the sam
 validation as every transport. `output` is the structured result as JSON. Errors in the seed's own
 words: `success=false` with "Missing required parameter: query", "Tool 'x' not found", or the
 argument error naming the parameter. The bearer token travels in `authorization` metadata; each
-call is decided once (auth/decision.py) and a refusal answered as its gRPC status: UNAUTHENTICATED
+call is decided once (access/decision.py) and a refusal answered as its gRPC status: UNAUTHENTICATED
 (no, or a bad, token), PERMISSION_DENIED (scope or whitelist), RESOURCE_EXHAUSTED (rate limits);
 an unknown tool, a uid the caller cannot see or a library it may not change is `success=false`.
 """
@@ -18,15 +18,16 @@ from typing import Any
 
 import grpc
 
-from mcp_server import blocking, tool_calls
-from mcp_server.auth import decision
-from mcp_server.auth.credentials import bearer
-from mcp_server.auth.decision import Allowed, Asked
-from mcp_server.auth.refusals import Refusal, clip
+from access import decision
+from access.credentials import bearer
+from access.decision import Allowed, Asked
+from access.refusals import Refusal, clip
+from mcp_server import tool_calls
 from mcp_server.tools import catalog
 from mcp_server.tools.spec import ToolSpec
 from mcp_server.transports.grpc_api import tool_service_pb2 as pb
 from mcp_server.transports.grpc_api import tool_service_pb2_grpc as pb_grpc
+from mnemosyne.lib import blocking
 
 TRANSPORT = "grpc"
 

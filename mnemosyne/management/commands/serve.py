@@ -3,7 +3,7 @@
 N defaults to SERVE_WORKERS (one per core, at most 8).
 
 Migrates, and with --demo ingests the project's docs/ into a demo library, keeps a development
-token across restarts (mcp_server/dev_token.py) and prints client configs for it, then serves the
+token across restarts (access/dev_token.py) and prints client configs for it, then serves the
 ASGI app with uvicorn until interrupted, with a background worker (`db_worker`, for queued
 uploads and `ingest --background`) beside it unless --no-worker.
 """
@@ -23,13 +23,13 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mcp_server import client_configs, dev_token
-from mcp_server.auth import access_policy, library_access
-from mcp_server.auth.credentials import authenticate
-from mcp_server.auth.library_grants import grant
-from mcp_server.auth.services import create_token, revoke_token
-from mcp_server.models import MCPToken
-from mcp_server.users import ensure_token_owner
+from access import access_policy, dev_token, library_access
+from access.credentials import authenticate
+from access.library_grants import grant
+from access.models import MCPToken
+from access.services import create_token, revoke_token
+from access.users import ensure_token_owner
+from mcp_server import client_configs
 from mnemosyne.evaluation.demo_set import ensure_demo_set
 from mnemosyne.ingestion.runner import ingest_paths
 from mnemosyne.library.models import Library, LibraryType

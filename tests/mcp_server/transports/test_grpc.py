@@ -18,7 +18,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from mcp_server.auth.services import create_token
+from access.services import create_token
 from mcp_server.tools.catalog import TOOL_SPECS
 from mcp_server.transports.grpc_api import tool_service_pb2 as pb
 from mcp_server.transports.grpc_api import tool_service_pb2_grpc as pb_grpc

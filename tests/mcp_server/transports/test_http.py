@@ -13,8 +13,8 @@ from django.utils import timezone
 from mcp.shared.exceptions import MCPError
 from prometheus_client.parser import text_string_to_metric_families
 
-from mcp_server.auth.services import create_token, revoke_token
-from mcp_server.models import MCPToken
+from access.models import MCPToken
+from access.services import create_token, revoke_token
 from mcp_server.tools.catalog import TOOL_SPECS
 from mnemosyne.library.models import Chunk, Collection, Library
 from tests.mcp_server.clients import JSON_HEADERS, mcp_session, post, rpc, run, sse_payload

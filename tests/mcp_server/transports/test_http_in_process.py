@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from mcp_server.auth.services import create_token
+from access.services import create_token
 from mcp_server.transports.challenges import WELL_KNOWN_PATH
 from mnemosyne.embedding import get_embedder
 from tests.conftest import ingest_fixture_docs

@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from mcp_server.auth.services import create_token
+from access.services import create_token
 from mcp_server.tools.catalog import TOOL_SPECS
 from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Collection, Library
