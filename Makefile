@@ -4,6 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8001
 export PORT
+# Compiled modules (and pytest's rewritten test modules) are kept between runs, as Python does by
+# default: an environment that turns that off makes every run compile the whole tree again.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install install-dev run test test-fast lint typecheck pytest conformance bench clean browser screenshots
 

@@ -51,6 +51,10 @@ JUDGES = frozenset(
         "identity_server_url",
         "oauth_server",
         "node_bin",
+        # Module fixtures that start a server process of their own (set up before `_fast_tier`
+        # could refuse it): test_throttles.py's uvicorn, test_grpc.py's serve_grpc.
+        "limited_server_url",
+        "grpc_target",
     }
 )
 

@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from access.services import create_token
-from mnemosyne.embedding import Embedder
+from mnemosyne.embedding import get_embedder
 from mnemosyne.library.models import Collection, Library
 from tests.access.jwks_server import AUDIENCE, ISSUER, JWKSServer, ec_key, jwks_server, rsa_key
 from tests.access.oauth_browser import document_server
@@ -107,9 +107,11 @@ def node_env(home: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def corpus(embedder: Embedder) -> tuple[Library, Collection]:
-    """The fixture documents, ingested into Handbook / guides."""
-    library, collection, _ = ingest_fixture_docs(embedder)
+def corpus() -> tuple[Library, Collection]:
+    """The fixture documents, ingested into Handbook / guides with the process's model: the real
+    one in the full tier, the stand-in in the fast tier (a test that judges the model's ranking
+    asks for `embedder` too, which makes it slow)."""
+    library, collection, _ = ingest_fixture_docs(get_embedder())
     return library, collection
 
 

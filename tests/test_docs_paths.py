@@ -3,6 +3,8 @@ does every module their code layout lists by name. Pure (reads files)."""
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from pathlib import Path
 
@@ -14,17 +16,16 @@ TOP_LEVEL = ("mnemosyne/", "access/", "mcp_server/", "console/", "tests/", "benc
 _SKIPPED = {".git", ".venv", "node_modules", "__pycache__"}
 
 
-def _tree() -> list[str]:
-    """Every path of the checkout, relative, as text (virtualenv, packages and caches left out)."""
+@functools.cache
+def _tree() -> tuple[str, ...]:
+    """Every path of the checkout, relative, as text (virtualenv, packages and caches left out, and
+    not walked: read when a test asks, not when the file is collected)."""
     found = []
-    for path in ROOT.rglob("*"):
-        relative = path.relative_to(ROOT)
-        if not _SKIPPED & set(relative.parts):
-            found.append(relative.as_posix())
-    return found
-
-
-TREE = _tree()
+    for directory, subdirectories, files in os.walk(ROOT):
+        subdirectories[:] = [name for name in subdirectories if name not in _SKIPPED]
+        relative = Path(directory).relative_to(ROOT)
+        found += [(relative / name).as_posix() for name in (*subdirectories, *files)]
+    return tuple(found)
 
 
 def _braces(token: str) -> list[str]:
@@ -52,7 +53,7 @@ def named_paths(text: str) -> list[str]:
 def exists(name: str) -> bool:
     if name.startswith(TOP_LEVEL):
         return (ROOT / name).exists()
-    return any(path == name or path.endswith("/" + name) for path in TREE)
+    return any(path == name or path.endswith("/" + name) for path in _tree())
 
 
 @pytest.mark.parametrize("page", MAPS)

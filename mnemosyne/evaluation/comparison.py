@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from mnemosyne.evaluation.models import Answer, Run
 from mnemosyne.evaluation.runs import MEASURES
@@ -92,6 +91,10 @@ def paired_p_value(a: list[float], b: list[float]) -> float | None:
     first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if np.array_equal(first, second):
         return 1.0
+    # Imported here: scipy.stats takes over a second to import, and every process that serves the
+    # console imports this module; only a comparison of two runs needs it.
+    from scipy import stats
+
     result = stats.permutation_test(
         (first, second),
         lambda x, y, axis: np.mean(y - x, axis=axis),

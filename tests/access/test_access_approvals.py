@@ -16,7 +16,8 @@ from mnemosyne.library.models import Collection, Item, Library
 from tests.mcp_server.clients import post, rpc, sse_payload
 from tests.servers import uvicorn_server
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# A real uvicorn process: the full tier.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 @pytest.fixture

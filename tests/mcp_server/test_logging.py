@@ -14,7 +14,8 @@ from mnemosyne.library.models import Collection, Library
 from tests.mcp_server.clients import JSON_HEADERS, post, rpc
 from tests.servers import uvicorn_server
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# A real uvicorn process: the full tier.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def test_json_logs_carry_the_request_id_and_never_a_query_string(

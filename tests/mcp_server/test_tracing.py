@@ -17,7 +17,8 @@ from mnemosyne.library.models import Collection, Library
 from tests.mcp_server.clients import post, rpc
 from tests.servers import uvicorn_server
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# A real uvicorn process: the full tier.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 class Collector:
