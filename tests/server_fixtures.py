@@ -18,6 +18,7 @@ from tests.access.jwks_server import AUDIENCE, ISSUER, JWKSServer, ec_key, jwks_
 from tests.access.oauth_browser import document_server
 from tests.access.oauth_requests import PASSWORD
 from tests.conftest import ingest_fixture_docs
+from tests.mcp_server import in_process
 from tests.servers import ROOT, free_port, uvicorn_server
 
 NODE_MODULES = ROOT / "node_modules"
@@ -104,6 +105,13 @@ def node_env(home: Path) -> dict[str, str]:
         "NPM_CONFIG_UPDATE_NOTIFIER": "false",
         "CI": "true",
     }
+
+
+@pytest.fixture
+def in_process_url() -> str:
+    """The base URL the test clients (tests/mcp_server/clients.py) answer through the app in this
+    process: for tests where a server process is not the point (the fast tier's)."""
+    return in_process.BASE
 
 
 @pytest.fixture

@@ -22,3 +22,6 @@ os.environ.setdefault("MNEMOSYNE_ENV_FILE", "off")
 os.environ.setdefault("INGEST_ALLOW_PRIVATE_URLS", "true")
 
 from mnemosyne.project.settings import *  # noqa: E402, F403
+
+# People made by the tests get their passwords hashed in one round (tests/password_hashing.py).
+PASSWORD_HASHERS = ["tests.password_hashing.OneRoundPBKDF2PasswordHasher"]

@@ -29,14 +29,14 @@ def tool(name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
     return rpc("tools/call", {"name": name, "arguments": arguments or {}})
 
 
-def test_without_a_token_nothing_is_read_by_default(live_server_url: str) -> None:
+def test_without_a_token_nothing_is_read_by_default(in_process_url: str) -> None:
     for message in (
         tool("list_libraries"),
         tool("search", {"query": "backups"}),
         rpc("resources/read", {"uri": "mnemosyne://libraries"}),
         rpc("resources/list"),
     ):
-        response = post(live_server_url, message)
+        response = post(in_process_url, message)
         assert response.status_code == 401
         assert "resource_metadata=" in response.headers["www-authenticate"]
 

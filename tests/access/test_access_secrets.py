@@ -29,7 +29,7 @@ def rows_mentioning(secret: str) -> list[str]:
 
 
 def test_the_raw_token_is_in_no_table_log_or_dump(
-    live_server_url: str, shared_data_dir: Path, caplog: pytest.LogCaptureFixture
+    in_process_url: str, shared_data_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
     out = StringIO()
@@ -44,9 +44,9 @@ def test_the_raw_token_is_in_no_table_log_or_dump(
     raw = out.getvalue().strip().splitlines()[-1]
     secret = raw[len("mnem_") :]
     call = rpc("tools/call", {"name": "list_libraries", "arguments": {}})
-    assert post(live_server_url, call, raw).status_code == 200
+    assert post(in_process_url, call, raw).status_code == 200
     write = rpc("tools/call", {"name": "delete_item", "arguments": {"item_uid": "itm_none"}})
-    assert post(live_server_url, write, raw).status_code == 200
+    assert post(in_process_url, write, raw).status_code == 200
     call_command("list_mcp_tokens", stdout=StringIO())
     dump = StringIO()
     call_command("dumpdata", stdout=dump)

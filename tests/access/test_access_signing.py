@@ -44,23 +44,23 @@ def call(base: str, raw: str, headers: dict[str, str] | None = None) -> dict[str
     return result
 
 
-def test_results_of_a_signing_token_verify_and_a_replayed_nonce_is_refused(live_server_url: str) -> None:
+def test_results_of_a_signing_token_verify_and_a_replayed_nonce_is_refused(in_process_url: str) -> None:
     _, raw = create_token(user=User.objects.create(username="signer"), name="s", sign_results=True)
     _, plain = create_token(user=User.objects.create(username="plain"), name="p")
     key = tokens.digest(raw)
     nonce = uuid.uuid4().hex
     headers = {"Mcp-Request-Nonce": nonce, "Mcp-Request-Timestamp": str(int(time.time()))}
-    signed = call(live_server_url, raw, headers)
+    signed = call(in_process_url, raw, headers)
     block = signed["_meta"][tokens.SIGNATURE_META_KEY]
     assert (block["nonce"], block["tool"]) == (nonce, "list_libraries")
     assert tokens.verify(key, block, arguments={"limit": 5}, result=signed["structuredContent"])
-    replay = call(live_server_url, raw, headers)
+    replay = call(in_process_url, raw, headers)
     assert replay["isError"] and "nonce" in replay["content"][0]["text"]
     stale = {"Mcp-Request-Nonce": uuid.uuid4().hex, "Mcp-Request-Timestamp": str(int(time.time()) - 600)}
-    assert call(live_server_url, raw, stale)["isError"]
-    unsigned = call(live_server_url, plain)
+    assert call(in_process_url, raw, stale)["isError"]
+    unsigned = call(in_process_url, plain)
     assert tokens.SIGNATURE_META_KEY not in unsigned.get("_meta", {})
-    no_nonce = call(live_server_url, raw)
+    no_nonce = call(in_process_url, raw)
     assert tokens.verify(
         key,
         no_nonce["_meta"][tokens.SIGNATURE_META_KEY],

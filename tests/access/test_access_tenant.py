@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from mcp.types import CallToolResult
 
 from access.services import create_token
-from mnemosyne.embedding import Embedder
+from mnemosyne.embedding import get_embedder
 from mnemosyne.library.models import Chunk, Item
 from tests.conftest import ingest_fixture_docs
 from tests.mcp_server.clients import call_all, post, rpc, sse_payload
@@ -19,8 +19,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def tenants(embedder: Embedder) -> dict[str, Any]:
+def tenants() -> dict[str, Any]:
     """The same documents in two libraries, a token confined to the first and one that sees both."""
+    # The process's model: the stand-in in the fast tier (nothing here judges a ranking).
+    embedder = get_embedder()
     mine, my_collection, _ = ingest_fixture_docs(embedder, library="Handbook", collection="guides")
     theirs, their_collection, _ = ingest_fixture_docs(embedder, library="Secret", collection="vault")
     owner = User.objects.create(username="tenant")
@@ -43,10 +45,10 @@ def error_text(result: Any, uid: str) -> str:
     return result.content[0].text.replace(uid, "<uid>")  # type: ignore[union-attr]
 
 
-def test_listings_show_only_the_tokens_libraries(live_server_url: str, tenants: dict[str, Any]) -> None:
+def test_listings_show_only_the_tokens_libraries(in_process_url: str, tenants: dict[str, Any]) -> None:
     mine, theirs = tenants["mine"], tenants["theirs"]
     libraries, collections, items, config = call_all(
-        live_server_url,
+        in_process_url,
         tenants["confined"],
         [
             ("list_libraries", {}),
@@ -65,9 +67,9 @@ def test_listings_show_only_the_tokens_libraries(live_server_url: str, tenants: 
     assert theirs.uid not in str([libraries, collections, items, config])
 
 
-def test_search_finds_only_inside_the_boundary(live_server_url: str, tenants: dict[str, Any]) -> None:
+def test_search_finds_only_inside_the_boundary(in_process_url: str, tenants: dict[str, Any]) -> None:
     confined, unconfined = (
-        call_all(live_server_url, tenants[key], [("search", {"query": "restore the database", "limit": 50})])[
+        call_all(in_process_url, tenants[key], [("search", {"query": "restore the database", "limit": 50})])[
             0
         ]
         for key in ("confined", "everything")
@@ -80,14 +82,14 @@ def test_search_finds_only_inside_the_boundary(live_server_url: str, tenants: di
 
 
 def test_concepts_and_topics_count_only_inside_the_boundary(
-    live_server_url: str, tenants: dict[str, Any]
+    in_process_url: str, tenants: dict[str, Any]
 ) -> None:
     mine = tenants["mine"].uid
     topics, concepts = call_all(
-        live_server_url, tenants["confined"], [("list_topics", {}), ("list_concepts", {})]
+        in_process_url, tenants["confined"], [("list_topics", {}), ("list_concepts", {})]
     )
     scoped_topics, scoped_concepts = call_all(
-        live_server_url,
+        in_process_url,
         tenants["everything"],
         [("list_topics", {"library_uid": mine}), ("list_concepts", {"library_uid": mine})],
     )
@@ -95,7 +97,7 @@ def test_concepts_and_topics_count_only_inside_the_boundary(
     assert concepts.structured_content == scoped_concepts.structured_content
     concept = concepts.structured_content["concepts"][0]["concept"]
     (neighbours,) = call_all(
-        live_server_url, tenants["confined"], [("get_concept_neighbors", {"concept": concept})]
+        in_process_url, tenants["confined"], [("get_concept_neighbors", {"concept": concept})]
     )
     examples = {uid for n in neighbours.structured_content["neighbors"] for uid in n["example_chunk_uids"]}
     assert examples and set(
@@ -120,13 +122,13 @@ def test_concepts_and_topics_count_only_inside_the_boundary(
     ],
 )
 def test_a_foreign_uid_gives_the_same_error_as_a_missing_one(
-    live_server_url: str, tenants: dict[str, Any], tool: str, argument: str, key: str, extra: dict[str, Any]
+    in_process_url: str, tenants: dict[str, Any], tool: str, argument: str, key: str, extra: dict[str, Any]
 ) -> None:
     foreign = tenants[key].uid
     missing = foreign[:4] + "0" * (len(foreign) - 4)
     items_before, chunks_before = Item.objects.count(), Chunk.objects.count()
     refused, absent = call_all(
-        live_server_url,
+        in_process_url,
         tenants["confined"],
         [(tool, {argument: foreign, **extra}), (tool, {argument: missing, **extra})],
     )
@@ -148,23 +150,23 @@ def complete(base: str, raw: str, ref: dict[str, str], name: str, value: str = "
 
 
 def test_resources_show_a_confined_token_only_its_libraries(
-    live_server_url: str, tenants: dict[str, Any]
+    in_process_url: str, tenants: dict[str, Any]
 ) -> None:
     mine, theirs = tenants["mine"], tenants["theirs"]
     raw = tenants["confined"]
-    listed = result_of(live_server_url, raw, "resources/list")["result"]["resources"]
+    listed = result_of(in_process_url, raw, "resources/list")["result"]["resources"]
     assert {r["uri"] for r in listed} == {
         "mnemosyne://libraries",
         "mnemosyne://ingestion",
         f"mnemosyne://library/{mine.uid}",
     }
-    everything = result_of(live_server_url, raw, "resources/read", {"uri": "mnemosyne://libraries"})
+    everything = result_of(in_process_url, raw, "resources/read", {"uri": "mnemosyne://libraries"})
     (contents,) = everything["result"]["contents"]
     assert [lib["uid"] for lib in json.loads(contents["text"])["libraries"]] == [mine.uid]
     assert theirs.uid not in str(everything) and tenants["their_collection"].uid not in str(everything)
     my_chunk = Chunk.objects.filter(library=mine).first()
     assert my_chunk is not None
-    read = result_of(live_server_url, raw, "resources/read", {"uri": f"mnemosyne://chunk/{my_chunk.uid}"})
+    read = result_of(in_process_url, raw, "resources/read", {"uri": f"mnemosyne://chunk/{my_chunk.uid}"})
     assert my_chunk.uid in read["result"]["contents"][0]["text"]
 
 
@@ -177,12 +179,12 @@ def test_resources_show_a_confined_token_only_its_libraries(
     ],
 )
 def test_a_foreign_resource_gives_the_same_error_as_a_missing_one(
-    live_server_url: str, tenants: dict[str, Any], template: str, key: str
+    in_process_url: str, tenants: dict[str, Any], template: str, key: str
 ) -> None:
     foreign = tenants[key].uid
     missing = foreign[:4] + "0" * (len(foreign) - 4)
     errors = [
-        result_of(live_server_url, tenants["confined"], "resources/read", {"uri": template.format(uid)})[
+        result_of(in_process_url, tenants["confined"], "resources/read", {"uri": template.format(uid)})[
             "error"
         ]
         for uid in (foreign, missing)
@@ -190,15 +192,15 @@ def test_a_foreign_resource_gives_the_same_error_as_a_missing_one(
     assert json.dumps(errors[0]).replace(foreign, "<uid>") == json.dumps(errors[1]).replace(missing, "<uid>")
     # A token that sees every library does read it.
     seen = result_of(
-        live_server_url, tenants["everything"], "resources/read", {"uri": template.format(foreign)}
+        in_process_url, tenants["everything"], "resources/read", {"uri": template.format(foreign)}
     )
     assert "result" in seen
 
 
 def test_completions_offer_a_confined_token_only_its_libraries(
-    live_server_url: str, tenants: dict[str, Any]
+    in_process_url: str, tenants: dict[str, Any]
 ) -> None:
-    base, raw = live_server_url, tenants["confined"]
+    base, raw = in_process_url, tenants["confined"]
     prompt = {"type": "ref/prompt", "name": "cite-sources"}
     assert complete(base, raw, prompt, "library") == ["Handbook"]
     assert complete(base, raw, prompt, "collection") == ["guides"]
@@ -217,13 +219,13 @@ def test_completions_offer_a_confined_token_only_its_libraries(
 
 @pytest.mark.parametrize("argument", ["library", "collection"])
 def test_prompts_resolve_only_a_confined_tokens_libraries(
-    live_server_url: str, tenants: dict[str, Any], argument: str
+    in_process_url: str, tenants: dict[str, Any], argument: str
 ) -> None:
     foreign = tenants["theirs" if argument == "library" else "their_collection"].uid
     missing = foreign[:4] + "0" * (len(foreign) - 4)
     errors = [
         result_of(
-            live_server_url,
+            in_process_url,
             tenants["confined"],
             "prompts/get",
             {"name": "cite-sources", "arguments": {"question": "How?", argument: uid}},
@@ -232,7 +234,7 @@ def test_prompts_resolve_only_a_confined_tokens_libraries(
     ]
     assert json.dumps(errors[0]).replace(foreign, "<uid>") == json.dumps(errors[1]).replace(missing, "<uid>")
     by_name = result_of(
-        live_server_url,
+        in_process_url,
         tenants["confined"],
         "prompts/get",
         {
@@ -242,7 +244,7 @@ def test_prompts_resolve_only_a_confined_tokens_libraries(
     )
     assert "error" in by_name and foreign not in str(by_name)
     mine = result_of(
-        live_server_url,
+        in_process_url,
         tenants["confined"],
         "prompts/get",
         {"name": "cite-sources", "arguments": {"question": "How?", "library": "Handbook"}},
@@ -251,15 +253,15 @@ def test_prompts_resolve_only_a_confined_tokens_libraries(
 
 
 def test_concept_weights_count_only_chunks_inside_the_boundary(
-    live_server_url: str, tenants: dict[str, Any]
+    in_process_url: str, tenants: dict[str, Any]
 ) -> None:
     # The same documents sit in both libraries, so every co-occurrence outside doubles the weight.
-    (concepts,) = call_all(live_server_url, tenants["confined"], [("list_concepts", {"limit": 5})])
+    (concepts,) = call_all(in_process_url, tenants["confined"], [("list_concepts", {"limit": 5})])
     for entry in concepts.structured_content["concepts"]:
         arguments = {"concept": entry["concept"], "limit": 100}
-        (inside,) = call_all(live_server_url, tenants["confined"], [("get_concept_neighbors", arguments)])
+        (inside,) = call_all(in_process_url, tenants["confined"], [("get_concept_neighbors", arguments)])
         (everywhere,) = call_all(
-            live_server_url, tenants["everything"], [("get_concept_neighbors", arguments)]
+            in_process_url, tenants["everything"], [("get_concept_neighbors", arguments)]
         )
         weights_inside = {n["concept"]: n["weight"] for n in inside.structured_content["neighbors"]}
         weights_everywhere = {n["concept"]: n["weight"] for n in everywhere.structured_content["neighbors"]}
@@ -267,12 +269,12 @@ def test_concept_weights_count_only_chunks_inside_the_boundary(
         assert all(weight % 2 == 0 for weight in weights_everywhere.values())
 
 
-def test_a_cursor_does_not_reach_across_the_boundary(live_server_url: str, tenants: dict[str, Any]) -> None:
-    (first,) = call_all(live_server_url, tenants["everything"], [("list_libraries", {"limit": 1})])
+def test_a_cursor_does_not_reach_across_the_boundary(in_process_url: str, tenants: dict[str, Any]) -> None:
+    (first,) = call_all(in_process_url, tenants["everything"], [("list_libraries", {"limit": 1})])
     cursor = first.structured_content["next_cursor"]
     assert cursor
     (page,) = call_all(
-        live_server_url, tenants["confined"], [("list_libraries", {"limit": 1, "cursor": cursor})]
+        in_process_url, tenants["confined"], [("list_libraries", {"limit": 1, "cursor": cursor})]
     )
     assert tenants["theirs"].uid not in str(page)
     assert isinstance(page, CallToolResult) and not page.structured_content["libraries"]

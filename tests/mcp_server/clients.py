@@ -28,7 +28,7 @@ async def mcp_session(
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     if transport == "streamable-http":
         async with (
-            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            _http_client(base, headers) as http,
             streamable_http_client(f"{base}/mcp/", http_client=http) as streams,
             ClientSession(streams[0], streams[1], logging_callback=logging_callback) as session,
         ):
@@ -41,6 +41,17 @@ async def mcp_session(
         ):
             await session.initialize()
             yield session
+
+
+def _http_client(
+    base: str, headers: dict[str, str]
+) -> contextlib.AbstractAsyncContextManager[httpx2.AsyncClient]:
+    """A client for the server at `base`; for in_process.BASE, one the app answers in-process."""
+    from tests.mcp_server import in_process
+
+    if base == in_process.BASE:
+        return in_process.asgi_http2(headers)
+    return httpx2.AsyncClient(headers=headers, timeout=30)
 
 
 def call_all(base: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -90,6 +101,17 @@ def post(
     if token:
         sent["Authorization"] = f"Bearer {token}"
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    from tests.mcp_server import in_process
+
+    if base == in_process.BASE:
+
+        async def in_this_process() -> httpx.Response:
+            async with in_process.asgi_client() as client:
+                response = await client.post("/mcp/", content=content, headers=sent)
+                await response.aread()
+                return response
+
+        return run(in_this_process)
     return httpx.post(f"{base}/mcp/", content=content, headers=sent, timeout=60)
 
 

@@ -8,9 +8,12 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import httpx
+import httpx2
 
 from mnemosyne.project.asgi import build_app
 
+# The base URL that means "this process": tests/mcp_server/clients.py's helpers (post, call_all,
+# mcp_session) answer it through the app in-process; the in_process_url fixture gives it.
 BASE = "http://localhost"
 
 
@@ -21,5 +24,18 @@ async def asgi_client() -> AsyncIterator[httpx.AsyncClient]:
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE, timeout=30) as client,
+    ):
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def asgi_http2(headers: dict[str, str] | None = None) -> AsyncIterator[httpx2.AsyncClient]:
+    """The same, as the client the MCP SDK's streamable HTTP transport takes (httpx2)."""
+    app = build_app(owns_process=False)
+    async with (
+        app.router.lifespan_context(app),
+        httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=app), base_url=BASE, headers=headers or {}, timeout=30
+        ) as client,
     ):
         yield client

@@ -1,4 +1,6 @@
-"""The reading tools beyond search: concepts, topics, collection config, paging, get_chunk's context."""
+"""The reading tools beyond search: concepts, topics, collection config, paging, get_chunk's context.
+Through the official client, served in-process; the collection's configuration names the real
+model, so that test asks a real server."""
 
 from __future__ import annotations
 
@@ -15,20 +17,20 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_list_concepts_pages_the_most_mentioned_with_counts(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     library, collection = corpus
-    (everything,) = call_all(live_server_url, token, [("list_concepts", {"limit": 500})])
+    (everything,) = call_all(in_process_url, token, [("list_concepts", {"limit": 500})])
     concepts = everything.structured_content["concepts"]
     assert everything.structured_content["next_cursor"] is None
     assert {"backup", "cold storage", "sticky session"} <= {c["concept"] for c in concepts}
     counts = [c["mention_count"] for c in concepts]
     assert counts == sorted(counts, reverse=True) and min(counts) >= 1
 
-    (first,) = call_all(live_server_url, token, [("list_concepts", {"limit": 5})])
+    (first,) = call_all(in_process_url, token, [("list_concepts", {"limit": 5})])
     cursor = first.structured_content["next_cursor"]
     second, in_library, in_collection, tampered, misused, unknown = call_all(
-        live_server_url,
+        in_process_url,
         token,
         [
             ("list_concepts", {"limit": 5, "cursor": cursor}),
@@ -50,10 +52,10 @@ def test_list_concepts_pages_the_most_mentioned_with_counts(
 
 
 def test_get_concept_neighbors_gives_weights_and_example_chunks(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     found, unknown, empty = call_all(
-        live_server_url,
+        in_process_url,
         token,
         [
             ("get_concept_neighbors", {"concept": "Sticky Sessions", "limit": 50}),
@@ -74,11 +76,11 @@ def test_get_concept_neighbors_gives_weights_and_example_chunks(
 
 
 def test_list_topics_counts_headings_at_the_depth_asked(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     library, _ = corpus
     two, one, paged, too_deep = call_all(
-        live_server_url,
+        in_process_url,
         token,
         [
             ("list_topics", {"library_uid": library.uid}),
@@ -147,11 +149,11 @@ def test_get_collection_config_describes_indexing_search_and_counts(
 
 
 def test_listings_page_with_signed_cursors(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     library, collection = corpus
     first, libraries, collections = call_all(
-        live_server_url,
+        in_process_url,
         token,
         [
             ("list_items", {"collection_uid": collection.uid, "limit": 2}),
@@ -161,7 +163,7 @@ def test_listings_page_with_signed_cursors(
     )
     cursor = first.structured_content["next_cursor"]
     second, other_filter = call_all(
-        live_server_url,
+        in_process_url,
         token,
         [
             ("list_items", {"collection_uid": collection.uid, "limit": 2, "cursor": cursor}),
@@ -182,10 +184,10 @@ def test_listings_page_with_signed_cursors(
 
 
 def test_get_chunk_returns_neighbouring_chunks_as_context(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     middle = Chunk.objects.get(item__title="Backups", ordinal=1)
-    (result,) = call_all(live_server_url, token, [("get_chunk", {"chunk_uid": middle.uid, "context": 5})])
+    (result,) = call_all(in_process_url, token, [("get_chunk", {"chunk_uid": middle.uid, "context": 5})])
     chunk = result.structured_content
     assert [n["ordinal"] for n in chunk["context_before"]] == [0]
     assert [n["ordinal"] for n in chunk["context_after"]] == [2]
@@ -194,7 +196,7 @@ def test_get_chunk_returns_neighbouring_chunks_as_context(
 
 
 def test_get_collection_config_reports_the_index_as_rebuilt(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     _, collection = corpus
     call_command(
@@ -209,7 +211,7 @@ def test_get_collection_config_reports_the_index_as_rebuilt(
     )
     try:
         (one,) = call_all(
-            live_server_url, token, [("get_collection_config", {"collection_uid": collection.uid})]
+            in_process_url, token, [("get_collection_config", {"collection_uid": collection.uid})]
         )
     finally:
         call_command(

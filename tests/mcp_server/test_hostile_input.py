@@ -1,4 +1,5 @@
-"""Hostile and malformed requests over real HTTP: each gets a short, precise error, never a 500,
+"""Hostile and malformed requests over HTTP (the app served in-process; a Host it does not serve is
+asked of a real server): each gets a short, precise error, never a 500,
 and nothing of the server (paths, SQL, the request itself) comes back."""
 
 from __future__ import annotations
@@ -59,32 +60,32 @@ def assert_refused(response: httpx.Response, code: int, *phrases: str) -> dict[s
     ids=["search", "get_chunk", "upsert_metadata", "prompt", "completion"],
 )
 def test_a_nul_character_anywhere_is_refused_by_its_path(
-    live_server_url: str, token: str, method: str, params: dict[str, Any], path: str
+    in_process_url: str, token: str, method: str, params: dict[str, Any], path: str
 ) -> None:
     # Once: psycopg.DataError escaped ("Error executing tool get_chunk"), -32603, code 0, or
     # PostgreSQL's own error text.
-    response = post(live_server_url, rpc(method, params), token)
+    response = post(in_process_url, rpc(method, params), token)
     assert_refused(response, -32602, path, "NUL")
 
 
-def test_a_nul_in_a_key_is_refused_too(live_server_url: str, token: str) -> None:
+def test_a_nul_in_a_key_is_refused_too(in_process_url: str, token: str) -> None:
     arguments = {"query": "x", f"k{NUL}": 1}
-    response = post(live_server_url, rpc("tools/call", {"name": "search", "arguments": arguments}), token)
+    response = post(in_process_url, rpc("tools/call", {"name": "search", "arguments": arguments}), token)
     assert_refused(response, -32602, "a key in params.arguments", "NUL")
 
 
-def test_deep_nesting_is_refused_without_a_token_and_without_a_500(live_server_url: str, token: str) -> None:
+def test_deep_nesting_is_refused_without_a_token_and_without_a_500(in_process_url: str, token: str) -> None:
     deep_arguments = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":'
     deep_arguments += "[" * 10_000 + "]" * 10_000 + "}}"
     for credential in (None, token):
-        assert_refused(post(live_server_url, deep_arguments.encode(), credential), -32600, "nested")
-        assert_refused(post(live_server_url, b"[" * 50_000, credential), -32600, "nested")
+        assert_refused(post(in_process_url, deep_arguments.encode(), credential), -32600, "nested")
+        assert_refused(post(in_process_url, b"[" * 50_000, credential), -32600, "nested")
     # Shallow enough for the parser, deeper than any request needs: named by its path.
     nested: Any = "x"
     for _ in range(40):
         nested = {"a": nested}
     arguments = {"query": "x", "filters": nested}
-    response = post(live_server_url, rpc("tools/call", {"name": "search", "arguments": arguments}), token)
+    response = post(in_process_url, rpc("tools/call", {"name": "search", "arguments": arguments}), token)
     assert_refused(response, -32602, "params.arguments.filters.a", "nested more than 32 levels")
 
 
@@ -103,25 +104,25 @@ def test_deep_nesting_is_refused_without_a_token_and_without_a_500(live_server_u
     ids=["null", "string", "batch", "empty_batch", "jsonrpc_1", "no_method", "method_number", "id_list"],
 )
 def test_a_malformed_envelope_is_an_invalid_request(
-    live_server_url: str, token: str, body: bytes, phrase: str
+    in_process_url: str, token: str, body: bytes, phrase: str
 ) -> None:
     # Once: HTTP 400 with -32602 and a pydantic dump with its documentation URL.
-    assert_refused(post(live_server_url, body, token), -32600, phrase)
+    assert_refused(post(in_process_url, body, token), -32600, phrase)
 
 
-def test_params_that_are_not_an_object_are_invalid_params(live_server_url: str, token: str) -> None:
+def test_params_that_are_not_an_object_are_invalid_params(in_process_url: str, token: str) -> None:
     body = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": [1, 2]}
-    response = post(live_server_url, body, token)
+    response = post(in_process_url, body, token)
     assert_refused(response, -32602, '"params" must be an object')
     assert response.json()["id"] == 3, "the id is answered when it could be read"
 
 
 def test_a_megabyte_uid_is_not_echoed(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     huge = "lib_" + "x" * 1_000_000
     response = post(
-        live_server_url,
+        in_process_url,
         rpc("tools/call", {"name": "list_collections", "arguments": {"library_uid": huge}}),
         token,
     )

@@ -107,7 +107,7 @@ def test_a_queued_upload_is_followed_to_complete_and_to_failed(
 
 
 def test_status_lists_failed_items_with_their_reason_and_counts(
-    live_server_url: str, setup: dict[str, Any]
+    in_process_url: str, setup: dict[str, Any]
 ) -> None:
     inbox = setup["inbox"]
     Item.objects.create(
@@ -126,16 +126,16 @@ def test_status_lists_failed_items_with_their_reason_and_counts(
         embedding_status=EmbeddingStatus.COMPLETE,
         chunk_count=3,
     )
-    report = status(live_server_url, setup["token"], collection_uid=inbox.uid)
+    report = status(in_process_url, setup["token"], collection_uid=inbox.uid)
     assert report["counts"] == {"pending": 0, "processing": 0, "complete": 1, "failed": 1}
     assert [(i["title"], i["status"], i["error"]) for i in report["items"]] == [
         ("A", "failed", "encrypted PDF")
     ]
-    complete = status(live_server_url, setup["token"], collection_uid=inbox.uid, status="complete")
+    complete = status(in_process_url, setup["token"], collection_uid=inbox.uid, status="complete")
     assert [i["title"] for i in complete["items"]] == ["B"]
 
     async def read() -> str:
-        async with mcp_session(live_server_url, setup["token"], "streamable-http") as session:
+        async with mcp_session(in_process_url, setup["token"], "streamable-http") as session:
             contents = (await session.read_resource("mnemosyne://ingestion")).contents[0]
             assert isinstance(contents, TextResourceContents)
             return contents.text
@@ -144,28 +144,28 @@ def test_status_lists_failed_items_with_their_reason_and_counts(
     assert resource["counts"]["failed"] == 1 and resource["items"][0]["error"] == "encrypted PDF"
 
 
-def test_a_job_no_worker_takes_says_so(live_server_url: str, setup: dict[str, Any]) -> None:
+def test_a_job_no_worker_takes_says_so(in_process_url: str, setup: dict[str, Any]) -> None:
     job = IngestJob.objects.create(
         collection=setup["inbox"], title="Stuck", mime_type="text/markdown", content=b"x"
     )
     IngestJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=5))
-    (reported,) = status(live_server_url, setup["token"], job_id=job.uid)["jobs"]
+    (reported,) = status(in_process_url, setup["token"], job_id=job.uid)["jobs"]
     assert reported["status"] == "queued" and "no background worker" in reported["note"]
 
 
-def test_the_library_boundary_holds(live_server_url: str, setup: dict[str, Any]) -> None:
+def test_the_library_boundary_holds(in_process_url: str, setup: dict[str, Any]) -> None:
     job = IngestJob.objects.create(collection=setup["inbox"], title="Theirs", mime_type="text/markdown")
-    (result,) = call_all(live_server_url, setup["confined"], [("get_ingestion_status", {"job_id": job.uid})])
+    (result,) = call_all(in_process_url, setup["confined"], [("get_ingestion_status", {"job_id": job.uid})])
     assert isinstance(result, CallToolResult) and result.is_error
     assert "no job with uid" in result.content[0].text  # type: ignore[union-attr]
-    assert status(live_server_url, setup["confined"])["jobs"] == []
+    assert status(in_process_url, setup["confined"])["jobs"] == []
 
 
 def test_a_queued_upload_is_refused_at_once_for_what_can_be_told(
-    live_server_url: str, setup: dict[str, Any]
+    in_process_url: str, setup: dict[str, Any]
 ) -> None:
     (result,) = call_all(
-        live_server_url,
+        in_process_url,
         setup["token"],
         [
             (

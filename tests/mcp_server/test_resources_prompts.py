@@ -27,14 +27,14 @@ def read_text(result: Any) -> str:
 
 
 def test_resources_list_the_libraries_and_read_library_item_and_chunk(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     library, collection = corpus
     item = Item.objects.get(collection=collection, title="Backups")
     chunk = Chunk.objects.get(item=item, ordinal=1)
 
     async def scenario() -> dict[str, Any]:
-        async with mcp_session(live_server_url, token, "streamable-http") as session:
+        async with mcp_session(in_process_url, token, "streamable-http") as session:
             out: dict[str, Any] = {
                 "listed": await session.list_resources(),
                 "templates": await session.list_resource_templates(),
@@ -91,12 +91,12 @@ def test_resources_list_the_libraries_and_read_library_item_and_chunk(
 
 
 def test_the_cite_sources_prompt_narrows_by_library_name_and_asks_for_chunk_uids(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     library, collection = corpus
 
     async def scenario() -> dict[str, Any]:
-        async with mcp_session(live_server_url, token, "streamable-http") as session:
+        async with mcp_session(in_process_url, token, "streamable-http") as session:
             out: dict[str, Any] = {"listed": await session.list_prompts()}
             out["by_name"] = await session.get_prompt(
                 "cite-sources", {"question": "How are backups kept?", "library": "handbook"}
@@ -139,7 +139,7 @@ def test_the_cite_sources_prompt_narrows_by_library_name_and_asks_for_chunk_uids
 
 
 def test_completions_offer_library_and_collection_names_and_uids(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     library, collection = corpus
     items = sorted(Item.objects.filter(collection=collection).values_list("uid", flat=True))
@@ -149,7 +149,7 @@ def test_completions_offer_library_and_collection_names_and_uids(
         return ResourceTemplateReference(type="ref/resource", uri=uri)
 
     async def scenario() -> list[Any]:
-        async with mcp_session(live_server_url, token, "streamable-http") as session:
+        async with mcp_session(in_process_url, token, "streamable-http") as session:
             return [
                 (await session.complete(prompt, {"name": "library", "value": "han"})).completion,
                 (await session.complete(prompt, {"name": "library", "value": "book"})).completion,
@@ -243,14 +243,14 @@ def test_logging_set_level_governs_what_a_session_is_sent(live_server_url: str, 
     ],
 )
 def test_reading_library_content_needs_a_token(
-    live_server_url: str, token: str, method: str, params: dict[str, Any]
+    in_process_url: str, token: str, method: str, params: dict[str, Any]
 ) -> None:
-    refused = post(live_server_url, rpc(method, params))
+    refused = post(in_process_url, rpc(method, params))
     assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
-    assert "result" in sse_payload(post(live_server_url, rpc(method, params), token))
+    assert "result" in sse_payload(post(in_process_url, rpc(method, params), token))
 
 
 @pytest.mark.parametrize("method", ["tools/list", "prompts/list", "resources/templates/list", "ping"])
-def test_server_metadata_is_public(live_server_url: str, method: str) -> None:
-    answer = post(live_server_url, rpc(method))
+def test_server_metadata_is_public(in_process_url: str, method: str) -> None:
+    answer = post(in_process_url, rpc(method))
     assert answer.status_code == 200 and "result" in sse_payload(answer)

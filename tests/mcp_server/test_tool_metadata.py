@@ -21,9 +21,9 @@ def listed_tools(base: str) -> list[Any]:
 
 
 def test_every_tool_is_described_strict_annotated_versioned_and_has_an_output_schema(
-    live_server_url: str,
+    in_process_url: str,
 ) -> None:
-    tools = listed_tools(live_server_url)
+    tools = listed_tools(in_process_url)
     assert [tool.name for tool in tools] == [spec.name for spec in TOOL_SPECS]
     for tool in tools:
         assert tool.title and len(tool.description or "") > 80, tool.name
@@ -45,8 +45,8 @@ def test_every_tool_is_described_strict_annotated_versioned_and_has_an_output_sc
         assert tool.meta and tool.meta["version"] and tool.meta["writes"] is (tool.name in WRITE_TOOLS)
 
 
-def test_the_hints_tell_reads_from_writes(live_server_url: str) -> None:
-    by_name = {tool.name: tool.annotations for tool in listed_tools(live_server_url)}
+def test_the_hints_tell_reads_from_writes(in_process_url: str) -> None:
+    by_name = {tool.name: tool.annotations for tool in listed_tools(in_process_url)}
     assert {"upsert_item", "delete_item"} == WRITE_TOOLS
     for name, hints in by_name.items():
         assert hints.open_world_hint is False  # only the user's own libraries, never the outside world
@@ -57,9 +57,9 @@ def test_the_hints_tell_reads_from_writes(live_server_url: str) -> None:
         assert hints.idempotent_hint is True
 
 
-def test_required_arguments_are_declared_required(live_server_url: str) -> None:
+def test_required_arguments_are_declared_required(in_process_url: str) -> None:
     required = {
-        tool.name: set(tool.input_schema.get("required", [])) for tool in listed_tools(live_server_url)
+        tool.name: set(tool.input_schema.get("required", [])) for tool in listed_tools(in_process_url)
     }
     assert required["search"] == {"query"}
     assert required["get_chunk"] == {"chunk_uid"}

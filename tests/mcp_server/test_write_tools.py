@@ -25,7 +25,7 @@ NOTE = (
 
 
 def test_upsert_by_external_id_creates_then_leaves_unchanged_then_updates(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     _, collection = corpus
     args: dict[str, Any] = {
@@ -36,7 +36,7 @@ def test_upsert_by_external_id_creates_then_leaves_unchanged_then_updates(
         "metadata": {"port": "Brest", "year": 2026},
     }
     created, again, changed, found = call_all(
-        live_server_url,
+        in_process_url,
         token,
         [
             ("upsert_item", args),
@@ -61,7 +61,7 @@ def test_upsert_by_external_id_creates_then_leaves_unchanged_then_updates(
 
 
 def test_upsert_without_external_id_is_identified_by_its_content(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     _, collection = corpus
     args = {
@@ -71,7 +71,7 @@ def test_upsert_without_external_id_is_identified_by_its_content(
         "mime_type": "text/plain",
     }
     first, second, retitled = call_all(
-        live_server_url,
+        in_process_url,
         token,
         [("upsert_item", args), ("upsert_item", args), ("upsert_item", {**args, "title": "A note"})],
     )
@@ -85,12 +85,12 @@ def test_upsert_without_external_id_is_identified_by_its_content(
 
 
 def test_upsert_ingests_a_base64_pdf_with_pages(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     _, collection = corpus
     content = base64.b64encode(report_pdf()).decode()
     (result,) = call_all(
-        live_server_url,
+        in_process_url,
         token,
         [
             (
@@ -112,7 +112,7 @@ def test_upsert_ingests_a_base64_pdf_with_pages(
 
 
 def test_an_uploaded_image_comes_back_from_get_chunk_as_image_content(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     _, collection = corpus
     image = png_bytes(Description="A red tide gauge")
@@ -122,10 +122,10 @@ def test_an_uploaded_image_comes_back_from_get_chunk_as_image_content(
         "content_base64": base64.b64encode(image).decode(),
         "mime_type": "image/png",
     }
-    (upserted,) = call_all(live_server_url, token, [("upsert_item", arguments)])
+    (upserted,) = call_all(in_process_url, token, [("upsert_item", arguments)])
     assert upserted.structured_content["item_type"] == "image", upserted.content[0].text
     chunk = Chunk.objects.get(item__uid=upserted.structured_content["item_uid"], kind="image")
-    (fetched,) = call_all(live_server_url, token, [("get_chunk", {"chunk_uid": chunk.uid})])
+    (fetched,) = call_all(in_process_url, token, [("get_chunk", {"chunk_uid": chunk.uid})])
     text, picture = fetched.content
     assert "red tide gauge" in text.text and fetched.structured_content["kind"] == "image"
     assert picture.type == "image" and picture.mime_type == "image/png"
@@ -133,14 +133,14 @@ def test_an_uploaded_image_comes_back_from_get_chunk_as_image_content(
 
 
 def test_refused_upserts_write_nothing(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     _, collection = corpus
     before = Item.objects.count()
     base = {"collection_uid": collection.uid, "title": "Refused"}
     zipped = base64.b64encode(b"PK\x03\x04 not really a zip").decode()
     results = call_all(
-        live_server_url,
+        in_process_url,
         token,
         [
             ("upsert_item", {**base, "content_base64": zipped, "mime_type": "application/zip"}),
@@ -194,7 +194,7 @@ def test_content_over_the_file_limit_is_a_tool_error_and_writes_nothing(
 
 
 def test_a_50_mb_upsert_is_refused_by_the_transport_with_413(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     _, collection = corpus
     content = base64.b64encode(b"\x00" * (50 * 1024 * 1024)).decode()
@@ -204,21 +204,19 @@ def test_a_50_mb_upsert_is_refused_by_the_transport_with_413(
         "content_base64": content,
         "mime_type": "application/pdf",
     }
-    response = post(
-        live_server_url, rpc("tools/call", {"name": "upsert_item", "arguments": arguments}), token
-    )
+    response = post(in_process_url, rpc("tools/call", {"name": "upsert_item", "arguments": arguments}), token)
     assert response.status_code == 413
     assert not Item.objects.filter(title="Huge").exists()
 
 
 def test_delete_item_is_a_dry_run_until_asked(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     _, collection = corpus
     item = Item.objects.get(collection=collection, title="Backups")
     chunk_count = Chunk.objects.filter(item=item).count()
     dry, still_there, deleted, search, again = call_all(
-        live_server_url,
+        in_process_url,
         token,
         [
             ("delete_item", {"item_uid": item.uid}),
@@ -243,27 +241,27 @@ def test_delete_item_is_a_dry_run_until_asked(
     assert again.is_error and item.uid in again.content[0].text
 
 
-def test_the_token_whitelist_applies_to_write_tools(live_server_url: str) -> None:
+def test_the_token_whitelist_applies_to_write_tools(in_process_url: str) -> None:
     _, reader = create_token(
         user=User.objects.create(username="searcher"), name="read", allowed_tools=["search"]
     )
     body = rpc("tools/call", {"name": "delete_item", "arguments": {"item_uid": "itm_x", "dry_run": False}})
-    refused = post(live_server_url, body, reader)
+    refused = post(in_process_url, body, reader)
     assert refused.status_code == 403 and "delete_item" in refused.json()["error_description"]
     allowed = sse_payload(
-        post(live_server_url, rpc("tools/call", {"name": "search", "arguments": {"query": "x"}}), reader)
+        post(in_process_url, rpc("tools/call", {"name": "search", "arguments": {"query": "x"}}), reader)
     )
     assert "result" in allowed
 
 
 @pytest.mark.parametrize("dry_run", ["no", "false", "off", "0", 0, 0.0, -0.0, None, [], {}])
 def test_delete_item_deletes_only_on_a_real_false(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str, dry_run: object
+    in_process_url: str, corpus: tuple[Library, Collection], token: str, dry_run: object
 ) -> None:
     item = Item.objects.first()
     assert item is not None
     (refused,) = call_all(
-        live_server_url, token, [("delete_item", {"item_uid": item.uid, "dry_run": dry_run})]
+        in_process_url, token, [("delete_item", {"item_uid": item.uid, "dry_run": dry_run})]
     )
     assert isinstance(refused, MCPError) and "dry_run" in refused.error.message
     assert Item.objects.filter(pk=item.pk).exists()
@@ -281,22 +279,22 @@ def test_delete_item_deletes_only_on_a_real_false(
     ],
 )
 def test_search_refuses_coerced_values_naming_the_argument(
-    live_server_url: str, token: str, arguments: dict[str, object], named: str
+    in_process_url: str, token: str, arguments: dict[str, object], named: str
 ) -> None:
-    (refused,) = call_all(live_server_url, token, [("search", arguments)])
+    (refused,) = call_all(in_process_url, token, [("search", arguments)])
     assert isinstance(refused, MCPError) and refused.error.code == -32602
     assert f"{named}:" in refused.error.message
 
 
 def test_identical_upserts_at_once_create_one_item_and_say_so_once(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str
+    in_process_url: str, corpus: tuple[Library, Collection], token: str
 ) -> None:
     # Once: all of them reported "created" for the one item.
     _, collection = corpus
     arguments = {"collection_uid": collection.uid, "title": "Races", "text": NOTE, "external_id": "races"}
     body = rpc("tools/call", {"name": "upsert_item", "arguments": arguments})
     with ThreadPoolExecutor(max_workers=6) as pool:
-        responses = list(pool.map(lambda _: post(live_server_url, body, token), range(6)))
+        responses = list(pool.map(lambda _: post(in_process_url, body, token), range(6)))
     statuses = sorted(
         sse_payload(response)["result"]["structuredContent"]["status"] for response in responses
     )
@@ -305,7 +303,7 @@ def test_identical_upserts_at_once_create_one_item_and_say_so_once(
 
 
 def test_a_failing_chunk_store_is_reported_without_server_paths(
-    live_server_url: str, corpus: tuple[Library, Collection], token: str, shared_data_dir: Path
+    in_process_url: str, corpus: tuple[Library, Collection], token: str, shared_data_dir: Path
 ) -> None:
     _, collection = corpus
     # A file where the folder of items must go: every write under it fails.
@@ -317,7 +315,7 @@ def test_a_failing_chunk_store_is_reported_without_server_paths(
     try:
         arguments = {"collection_uid": collection.uid, "title": "Locks", "text": NOTE, "external_id": "locks"}
         answer = sse_payload(
-            post(live_server_url, rpc("tools/call", {"name": "upsert_item", "arguments": arguments}), token)
+            post(in_process_url, rpc("tools/call", {"name": "upsert_item", "arguments": arguments}), token)
         )
     finally:
         blocked.unlink()

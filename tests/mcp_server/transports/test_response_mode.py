@@ -35,16 +35,16 @@ def test_only_a_request_with_a_progress_token_wants_progress(message: dict[str, 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_plain_request_gets_json_one_with_a_progress_token_a_stream(
-    live_server_url: str, token: str
+    in_process_url: str, token: str
 ) -> None:
-    plain = post(live_server_url, rpc("tools/call", MISSING_CHUNK), token)
+    plain = post(in_process_url, rpc("tools/call", MISSING_CHUNK), token)
     assert plain.status_code == 200 and plain.headers["content-type"] == "application/json"
     answer = plain.json()["result"]
     assert answer["isError"] is True
     assert answer["content"][0]["text"] == "Error executing tool get_chunk: no chunk with uid 'chk_missing'"
 
     streamed = post(
-        live_server_url, rpc("tools/call", {**MISSING_CHUNK, "_meta": {"progressToken": "p1"}}), token
+        in_process_url, rpc("tools/call", {**MISSING_CHUNK, "_meta": {"progressToken": "p1"}}), token
     )
     assert streamed.status_code == 200 and streamed.headers["content-type"].startswith("text/event-stream")
     warning, result = events(streamed.text)
@@ -54,10 +54,10 @@ def test_a_plain_request_gets_json_one_with_a_progress_token_a_stream(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_2026_request_streams_only_once_its_handler_emits(live_server_url: str, token: str) -> None:
+def test_a_2026_request_streams_only_once_its_handler_emits(in_process_url: str, token: str) -> None:
     # The SDK's own 2026-07-28 path answers JSON until the handler sends a notification.
     body, headers = modern("tools/call", MISSING_CHUNK, name="get_chunk")
-    silent = post(live_server_url, body, token, headers=headers)
+    silent = post(in_process_url, body, token, headers=headers)
     assert silent.status_code == 200 and silent.headers["content-type"] == "application/json"
     assert silent.json()["result"]["isError"] is True
 
@@ -66,19 +66,19 @@ def test_a_2026_request_streams_only_once_its_handler_emits(live_server_url: str
         {**MISSING_CHUNK, "_meta": {"io.modelcontextprotocol/logLevel": "info"}},
         name="get_chunk",
     )
-    logged = post(live_server_url, body, token, headers=headers)
+    logged = post(in_process_url, body, token, headers=headers)
     assert logged.status_code == 200 and logged.headers["content-type"].startswith("text/event-stream")
     warning, result = events(logged.text)
     assert warning["params"]["level"] == "warning" and result["result"]["isError"] is True
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_sdk_client_reads_either_answer(live_server_url: str, token: str) -> None:
+def test_the_sdk_client_reads_either_answer(in_process_url: str, token: str) -> None:
     async def ignore(progress: float, total: float | None, message: str | None) -> None:
         return None
 
     async def scenario() -> tuple[CallToolResult, CallToolResult]:
-        async with mcp_session(live_server_url, token, "streamable-http") as session:
+        async with mcp_session(in_process_url, token, "streamable-http") as session:
             plain = await session.call_tool("list_libraries", {})
             # A progress callback makes the client send a progress token: the answer is streamed.
             streamed = await session.call_tool("list_libraries", {}, progress_callback=ignore)
