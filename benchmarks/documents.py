@@ -98,8 +98,8 @@ def measure(manuals: list[Path], log: Log) -> DocumentsResult:
     from benchmarks import database
     from mnemosyne.embedding import get_embedder
     from mnemosyne.ingestion.runner import ingest_paths
+    from mnemosyne.library.chunk_reads import chunk_text
     from mnemosyne.library.models import Chunk
-    from mnemosyne.library.selectors import chunk_text
     from mnemosyne.library.services import ensure_collection, ensure_library
 
     commit = subprocess.run(

@@ -22,7 +22,7 @@ from console.access import console_view, decide
 from console.item_text import pieces
 from console.page_images import NoPicture, PageSize, original, page_picture, page_size
 from mnemosyne.ingestion import formats
-from mnemosyne.library import selectors
+from mnemosyne.library import chunk_reads, selectors
 from mnemosyne.library.models import Chunk, Item
 from mnemosyne.library.sections import SECTION_SEPARATOR
 
@@ -64,7 +64,7 @@ class DrawnPage:
 @console_view
 def chunk(request: HttpRequest, principal: Principal, uid: str) -> HttpResponse:
     decide(principal, chunk_uid=uid)
-    detail = selectors.chunk_detail(uid)
+    detail = chunk_reads.chunk_detail(uid)
     found = detail.chunk
     item = found.item
     pages, no_picture = _drawn_pages(item, found.page, found.page_end, found.locations or [])

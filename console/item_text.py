@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mnemosyne.library.chunk_reads import chunk_text
 from mnemosyne.library.models import Chunk
-from mnemosyne.library.selectors import chunk_text
 
 # Chunks whose text is read for one page of the inspector.
 CHUNKS_PER_PAGE = 100

@@ -22,7 +22,7 @@ from mcp_server.tools.ingestion import as_report
 from mnemosyne.ingestion.status import ingestion_status
 from mnemosyne.lib import blocking, outages
 from mnemosyne.lib.outages import Dependency
-from mnemosyne.library import selectors
+from mnemosyne.library import chunk_reads, selectors
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Library
 from mnemosyne.storage import StorageError
@@ -92,7 +92,7 @@ def library_json(library_uid: str) -> str:
 
 def item_json(item_uid: str) -> str:
     def read() -> str:
-        outline = selectors.item_outline(item_uid)
+        outline = chunk_reads.item_outline(item_uid)
         item = outline.item
         body = {
             "uid": item.uid,
@@ -130,7 +130,7 @@ def item_json(item_uid: str) -> str:
 
 def chunk_markdown(chunk_uid: str) -> str:
     def read() -> str:
-        detail = selectors.chunk_detail(chunk_uid)
+        detail = chunk_reads.chunk_detail(chunk_uid)
         chunk = detail.chunk
         where = " › ".join(part for part in (chunk.item.title, chunk.section_path) if part)
         page = f" (page {chunk.page})" if chunk.page else ""

@@ -24,7 +24,7 @@ from mcp_server.tools.schemas import (
     NeighbourChunk,
 )
 from mcp_server.tools.spec import Arguments, ToolSpec
-from mnemosyne.library import selectors
+from mnemosyne.library import chunk_reads, selectors
 from mnemosyne.library.models import Library
 
 
@@ -155,7 +155,7 @@ class GetChunkArguments(Arguments):
 
 
 def get_chunk(caller: Principal, args: GetChunkArguments) -> ChunkResult:
-    detail = selectors.chunk_detail(args.chunk_uid, context=args.context)
+    detail = chunk_reads.chunk_detail(args.chunk_uid, context=args.context)
     chunk = detail.chunk
     return ChunkResult(
         chunk_uid=chunk.uid,
@@ -189,7 +189,7 @@ def get_chunk(caller: Principal, args: GetChunkArguments) -> ChunkResult:
     )
 
 
-def _neighbour(neighbour: selectors.NeighbouringChunk) -> NeighbourChunk:
+def _neighbour(neighbour: chunk_reads.NeighbouringChunk) -> NeighbourChunk:
     return NeighbourChunk(
         chunk_uid=neighbour.chunk.uid,
         ordinal=neighbour.chunk.ordinal,
@@ -202,7 +202,7 @@ def _neighbour(neighbour: selectors.NeighbouringChunk) -> NeighbourChunk:
 def chunk_image(result: ChunkResult) -> list[ImageContent]:
     if result.kind != "image" or not result.mime_type:
         return []
-    data = selectors.chunk_image(result.chunk_uid)
+    data = chunk_reads.chunk_image(result.chunk_uid)
     if data is None:
         return []
     return [

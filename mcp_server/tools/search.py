@@ -23,7 +23,8 @@ from mcp_server.tools.schemas import (
     SynonymFired,
 )
 from mcp_server.tools.spec import ArgumentError, Arguments, ToolSpec
-from mnemosyne.library.selectors import chunk_text, item_names
+from mnemosyne.library.chunk_reads import chunk_text
+from mnemosyne.library.selectors import item_names
 from mnemosyne.search import service
 from mnemosyne.search.filters import DocumentFilter
 from mnemosyne.search.shaping import estimate_tokens, fit_budget

@@ -18,8 +18,8 @@ from django.db import connection, transaction
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion.item_context import chunk_header, given_by_item, identity_of, stored_pages
 from mnemosyne.ingestion.services import library_text_configs, rewrite_pages, write_postings
+from mnemosyne.library.chunk_reads import chunk_text
 from mnemosyne.library.models import Chunk, ChunkKind, Item
-from mnemosyne.library.selectors import chunk_text
 from mnemosyne.profiles.catalog import profile_of
 from mnemosyne.profiles.forms import document_form
 from mnemosyne.profiles.identity import IDENTITY_KEYS, Identity, document_line, identity_words, with_given

@@ -19,8 +19,8 @@ from django.db import connection, transaction
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.item_context import CONTEXT_FIELDS, chunk_header
 from mnemosyne.library import vector_models
+from mnemosyne.library.chunk_reads import chunk_text
 from mnemosyne.library.models import Chunk, ChunkKind, Library
-from mnemosyne.library.selectors import chunk_text
 
 BATCH = 256
 _STAGING = "reembed_vectors"

@@ -18,9 +18,9 @@ from mnemosyne.graph.concepts import extract_concepts
 from mnemosyne.ingestion.item_context import chunk_header, identity_of, stored_pages
 from mnemosyne.ingestion.planning import PlannedChunk
 from mnemosyne.library import services
+from mnemosyne.library.chunk_reads import chunk_text
 from mnemosyne.library.languages import text_search_config
 from mnemosyne.library.models import TEXT_PREVIEW_CHARS, Chunk, Item, Library
-from mnemosyne.library.selectors import chunk_text
 from mnemosyne.profiles.catalog import Profile, profile_of
 from mnemosyne.profiles.forms import document_form
 from mnemosyne.profiles.identity import Identity, document_line, identity_words

@@ -9,7 +9,7 @@ from django.conf import settings
 
 from mnemosyne.lib import outages
 from mnemosyne.lib.outages import Dependency
-from mnemosyne.library.selectors import chunk_text
+from mnemosyne.library.chunk_reads import chunk_text
 from mnemosyne.search.rerankers import RerankError, get_reranker, rerank_order
 from mnemosyne.search.types import RankedHit
 

@@ -8,8 +8,8 @@ import pytest
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.runner import ingest_paths
+from mnemosyne.library.chunk_reads import chunk_image
 from mnemosyne.library.models import Chunk, ChunkKind
-from mnemosyne.library.selectors import chunk_image
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.search.service import SearchRequest, search
 from tests.documents import outlined_pdf, png_bytes, report_pdf

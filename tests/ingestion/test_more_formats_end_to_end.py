@@ -13,8 +13,8 @@ import pytest
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.runner import ingest_paths
+from mnemosyne.library.chunk_reads import chunk_text
 from mnemosyne.library.models import Chunk, ChunkKind, Item
-from mnemosyne.library.selectors import chunk_text
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.search.service import SearchRequest, search
 from tests.conftest import committed_for_the_module

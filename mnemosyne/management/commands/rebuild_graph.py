@@ -17,8 +17,8 @@ from mnemosyne import graph
 from mnemosyne.graph import ChunkConcepts
 from mnemosyne.graph.concepts import extract_concepts
 from mnemosyne.lib.schema import require_current_schema
+from mnemosyne.library.chunk_reads import chunk_text
 from mnemosyne.library.models import Chunk, Library
-from mnemosyne.library.selectors import chunk_text
 
 BATCH = 500
 
