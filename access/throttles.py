@@ -35,19 +35,21 @@ _lock = threading.Lock()
 
 def tool_wait(principal: Principal, tool: str) -> int | None:
     """Count a call of `tool` by this caller; seconds to wait when it is over the tool's limit."""
-    limit = settings.MCP_TOOL_RATE_LIMITS.get(tool)
-    if not limit or principal.kind == Kind.LOCAL:
-        return None
-    return services.take_throttle_slot(f"tool:{tool}:{caller_key(principal)}", limit)
+    return _caller_wait(principal, f"tool:{tool}", settings.MCP_TOOL_RATE_LIMITS.get(tool))
 
 
 def change_wait(principal: Principal, door: str) -> int | None:
     """Count a change made through `door` without a tool call; seconds to wait when this caller is
     over the door's limit. The console is the one such door."""
     limit = settings.CONSOLE_CHANGES_PER_MINUTE if door == "console" else 0
+    return _caller_wait(principal, f"changes:{door}", limit)
+
+
+def _caller_wait(principal: Principal, counted: str, limit: int | None) -> int | None:
+    """One more of what `counted` names for this caller (the local operator is not limited)."""
     if not limit or principal.kind == Kind.LOCAL:
         return None
-    return services.take_throttle_slot(f"changes:{door}:{caller_key(principal)}", limit)
+    return services.take_throttle_slot(f"{counted}:{caller_key(principal)}", limit)
 
 
 def caller_key(principal: Principal) -> str:

@@ -16,6 +16,8 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from tests.mcp_server import in_process
+
 T = TypeVar("T")
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 MODERN = "2026-07-28"
@@ -47,8 +49,6 @@ def _http_client(
     base: str, headers: dict[str, str]
 ) -> contextlib.AbstractAsyncContextManager[httpx2.AsyncClient]:
     """A client for the server at `base`; for in_process.BASE, one the app answers in-process."""
-    from tests.mcp_server import in_process
-
     if base == in_process.BASE:
         return in_process.asgi_http2(headers)
     return httpx2.AsyncClient(headers=headers, timeout=30)
@@ -101,8 +101,6 @@ def post(
     if token:
         sent["Authorization"] = f"Bearer {token}"
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
-    from tests.mcp_server import in_process
-
     if base == in_process.BASE:
 
         async def in_this_process() -> httpx.Response:

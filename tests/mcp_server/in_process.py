@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import httpx2
+from starlette.types import ASGIApp
 
 from mnemosyne.project.asgi import build_app
 
@@ -18,11 +19,18 @@ BASE = "http://localhost"
 
 
 @contextlib.asynccontextmanager
+async def _served() -> AsyncIterator[ASGIApp]:
+    """The app, its lifespan run around the block."""
+    app = build_app(owns_process=False)
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+@contextlib.asynccontextmanager
 async def asgi_client() -> AsyncIterator[httpx.AsyncClient]:
     """An httpx client whose requests the app answers in-process, its lifespan run around them."""
-    app = build_app(owns_process=False)
     async with (
-        app.router.lifespan_context(app),
+        _served() as app,
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE, timeout=30) as client,
     ):
         yield client
@@ -31,9 +39,8 @@ async def asgi_client() -> AsyncIterator[httpx.AsyncClient]:
 @contextlib.asynccontextmanager
 async def asgi_http2(headers: dict[str, str] | None = None) -> AsyncIterator[httpx2.AsyncClient]:
     """The same, as the client the MCP SDK's streamable HTTP transport takes (httpx2)."""
-    app = build_app(owns_process=False)
     async with (
-        app.router.lifespan_context(app),
+        _served() as app,
         httpx2.AsyncClient(
             transport=httpx2.ASGITransport(app=app), base_url=BASE, headers=headers or {}, timeout=30
         ) as client,
