@@ -54,6 +54,7 @@ PARTS = (
     "copies",
     "sync",
     "formats",
+    "peers",
 )
 FULL = Plan(
     documents_1x=300,
@@ -256,6 +257,12 @@ def main(argv: list[str] | None = None) -> int:
             result.filings = filings.run(data, log)
         else:
             result.notes.append(f"The filings part was left out: no {data}/questions.jsonl here.")
+    if "peers" in parts:
+        from benchmarks import peers
+
+        # SciFact in a library of its own, beside chroma-mcp and mcp-server-qdrant.
+        database.reset()
+        result.peers = peers.run(scifact, log)
     if "documents" in parts or "ocr" in parts:
         from benchmarks import documents
 

@@ -159,7 +159,8 @@ def ask_over_mcp(questions: list[Question], log: Log) -> tuple[list[Outcome], li
     """Each question through MCP `search` over HTTP (its default arguments, limit 5), timed."""
     from django.conf import settings
 
-    from benchmarks.search import MCP_HEADERS, mcp_server, sse_payload
+    from benchmarks.mcp_sessions import sse_payload
+    from benchmarks.search import MCP_HEADERS, mcp_server
     from mnemosyne.library.models import Item
 
     files = {uid: Path(source).name for uid, source in Item.objects.values_list("uid", "source")}

@@ -38,7 +38,8 @@ from django.conf import settings
 
 from benchmarks import ingest, scale
 from benchmarks.load_results import CpuPerSearch, LoadResult, LoadRun, MixedLoad, OutageRun
-from benchmarks.search import MCP_HEADERS, mcp_server, sse_payload
+from benchmarks.mcp_sessions import sse_payload
+from benchmarks.search import MCP_HEADERS, mcp_server
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection
 
@@ -138,7 +139,7 @@ def _call(tool: str, arguments: dict[str, Any], identifier: int) -> bytes:
     ).encode()
 
 
-def _cpu_seconds(processes: Sequence[psutil.Process]) -> float:
+def cpu_seconds(processes: Sequence[psutil.Process]) -> float:
     total = 0.0
     for process in processes:
         try:
@@ -149,7 +150,7 @@ def _cpu_seconds(processes: Sequence[psutil.Process]) -> float:
     return total
 
 
-def _server_processes(base: str) -> list[psutil.Process]:
+def server_processes(base: str) -> list[psutil.Process]:
     port = int(base.rsplit(":", 1)[1])
     for connection in psutil.net_connections("tcp"):
         if connection.laddr and connection.laddr.port == port and connection.status == psutil.CONN_LISTEN:
@@ -158,7 +159,7 @@ def _server_processes(base: str) -> list[psutil.Process]:
     raise RuntimeError("no process listens on the server's port")
 
 
-def _postgres_processes() -> list[psutil.Process]:
+def postgres_processes() -> list[psutil.Process]:
     pid_file = settings.MNEMOSYNE_DATA_DIR / "pgdata" / "postmaster.pid"
     postmaster = psutil.Process(int(pid_file.read_text().splitlines()[0]))
     return [postmaster, *postmaster.children(recursive=True)]
@@ -173,15 +174,15 @@ def _cpu_per_search(base: str, queries: Sequence[str]) -> CpuPerSearch:
             client.post(
                 "/mcp/", content=_call("search", {"query": query, "limit": 20}, number)
             ).raise_for_status()
-        server, postgres = _server_processes(base), _postgres_processes()
-        before = _cpu_seconds(server), _cpu_seconds(postgres)
+        server, postgres = server_processes(base), postgres_processes()
+        before = cpu_seconds(server), cpu_seconds(postgres)
         started = time.perf_counter()
         for number, query in enumerate(asked):
             response = client.post("/mcp/", content=_call("search", {"query": query, "limit": 20}, number))
             response.raise_for_status()
     wall = time.perf_counter() - started
-    postgres = _postgres_processes()  # backends come and go; count the ones there now too
-    after = _cpu_seconds(server), _cpu_seconds(postgres)
+    postgres = postgres_processes()  # backends come and go; count the ones there now too
+    after = cpu_seconds(server), cpu_seconds(postgres)
     return CpuPerSearch(
         calls=CPU_CALLS,
         server_ms=(after[0] - before[0]) * 1000 / CPU_CALLS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import median
 
-from benchmarks import copies_results, documents_report, filings, load_results, million_report
+from benchmarks import copies_results, documents_report, filings, load_results, million_report, peers_results
 from benchmarks.cells import mib, number, verdict
 from benchmarks.results import (
     INGEST_RATIO_TARGET,
@@ -88,6 +88,8 @@ def render(result: BenchResult) -> str:
         lines += documents_report.sync(result.sync)
     if result.formats:
         lines += documents_report.formats(result.formats)
+    if result.peers is not None:
+        lines += peers_results.section(result.peers)
     if result.notes:
         lines += ["Notes:", "", *(f"- {note}" for note in result.notes), ""]
     return "\n".join(lines)

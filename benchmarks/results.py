@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         SyncResult,
     )
     from benchmarks.load_results import LoadResult
+    from benchmarks.peers_results import PeersResult
 
 INGEST_RATIO_TARGET = 0.8
 # End to end against the same ingest with the documents embedded on torch (the encoder before int8).
@@ -289,4 +290,5 @@ class BenchResult:
     copies: CopiesResult | None = None
     sync: SyncResult | None = None
     formats: list[FormatAnswer] = field(default_factory=list)
+    peers: PeersResult | None = None
     notes: list[str] = field(default_factory=list)

@@ -22,6 +22,7 @@ import httpx
 from django.conf import settings
 
 from benchmarks import database, ingest, scale
+from benchmarks.mcp_sessions import sse_payload
 from benchmarks.results import STAGES, BuildTimes, SearchSize
 from mnemosyne.embedding import Embedder
 from mnemosyne.library.models import Chunk
@@ -107,16 +108,6 @@ def mcp_server(log_path: Path, *, workers: int = 1, env: dict[str, str] | None =
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-
-
-def sse_payload(response: httpx.Response) -> dict[str, Any]:
-    """The JSON-RPC message of a streamable-HTTP response (JSON, or the last SSE data line)."""
-    if response.headers.get("content-type", "").startswith("application/json"):
-        return dict(response.json())
-    data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
-    if not data:
-        raise RuntimeError(f"no data line in the MCP response: {response.text[:500]!r}")
-    return dict(json.loads(data[-1]))
 
 
 class MCPSearch:
