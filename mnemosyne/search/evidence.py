@@ -10,6 +10,7 @@ from mnemosyne.search import legs, page_pointers, units
 from mnemosyne.search.fusion import Fused
 from mnemosyne.search.named_documents import NamedDocuments, confidence
 from mnemosyne.search.pages import page_scores
+from mnemosyne.search.units import Located
 
 # The head of the fused list whose pages and documents are scored.
 UNIT_POOL = 150
@@ -17,12 +18,12 @@ UNIT_POOL = 150
 
 def with_units(
     fused: list[Fused[int]], named: NamedDocuments, leg_query: legs.LegQuery, query: str
-) -> tuple[list[Fused[int]], units.UnitScores]:
+) -> tuple[list[Fused[int]], units.UnitScores, dict[int, Located]]:
     """The fused head reordered with its pages' and documents' evidence (search/units.py); the
-    rest of the list after it, as it was."""
+    rest of the list after it, as it was; and where each chunk of the head is."""
     pool = fused[:UNIT_POOL]
     if not pool:
-        return fused, units.UnitScores()
+        return fused, units.UnitScores(), {}
     located = legs.locate([entry.key for entry in pool])
     page_keys = sorted({page for where in located.values() for page in where.pages()})
     page_text = page_scores(
@@ -39,4 +40,4 @@ def with_units(
         pages=units.page_evidence(page_text),
         pages_named=page_pointers.pages_named(query),
     )
-    return rescored + fused[UNIT_POOL:], added
+    return rescored + fused[UNIT_POOL:], added, located

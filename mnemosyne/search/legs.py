@@ -273,14 +273,14 @@ def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, H
 
 
 def locate(ids: Sequence[int]) -> dict[int, Located]:
-    """Each chunk's item and pages (for scoring its page and document)."""
+    """Each chunk's item, pages and uid (for scoring its page and document, and for grouping)."""
     if not ids:
         return {}
     with connections[reading()].cursor() as cursor:
         cursor.execute(
-            "SELECT id, item_id, page, page_end FROM library_chunk WHERE id = ANY(%s)", [list(ids)]
+            "SELECT id, item_id, page, page_end, uid FROM library_chunk WHERE id = ANY(%s)", [list(ids)]
         )
-        return {row[0]: Located(row[1], row[2], row[3]) for row in cursor.fetchall()}
+        return {row[0]: Located(row[1], row[2], row[3], row[4]) for row in cursor.fetchall()}
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from mnemosyne.search.hits import HitChunk
 from mnemosyne.search.named_documents import named_documents
 from mnemosyne.search.rerankers import get_reranker
 from mnemosyne.search.reranking import rerank_hits
-from mnemosyne.search.shaping import GROUPS, collapse_near_duplicates, grouped, maximal_marginal_relevance
+from mnemosyne.search.shaping import GROUPS, collapse_near_duplicates, group_heads, maximal_marginal_relevance
 from mnemosyne.search.types import (
     SEARCH_TYPES,
     LegHit,
@@ -249,16 +249,21 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
             not_run[leg] = f"the query could not be embedded: {exc}"
 
     fused = fuse(found_by_leg, alpha=request.alpha)
-    fused, added = evidence.with_units(fused, named, leg_query, query)
+    fused, added, located = evidence.with_units(fused, named, leg_query, query)
     scores = {leg: dict(found) for leg, found in found_by_leg.items()}
     # Hydrate more than the page so collapsed duplicates can be replaced from below.
     head_size = window * 2 if request.collapse_duplicates else window
     if request.rerank and get_reranker() is not None:
         head_size = max(head_size, settings.RERANK_TOP_N)
+    ranked, members = fused, {}
     if request.group_by is not None:
-        # A group (a page, a document) takes several chunks: enough of the head to fill the page.
-        head_size = max(head_size, evidence.UNIT_POOL)
-    head = fused[:head_size]
+        # Grouped where the chunks are (read for the evidence already): each group (a page, a
+        # document) is its best chunk, which alone is hydrated, collapsed and shaped below.
+        heads = group_heads([entry.key for entry in fused[: evidence.UNIT_POOL]], located, request.group_by)
+        members = dict(heads)
+        by_key = {entry.key: entry for entry in fused[: evidence.UNIT_POOL]}
+        ranked = [by_key[key] for key, _ in heads]
+    head = ranked[:head_size]
     chunks = legs.hydrate(
         [entry.key for entry in head],
         with_embeddings=request.diversity is not None,
@@ -288,7 +293,7 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         )
         hits = [hits[i] for i in order]
     if request.group_by is not None:
-        hits = grouped(hits, request.group_by)
+        hits = [replace(hit, grouped=[located[key].uid for key in members[hit.chunk.id]]) for hit in hits]
     page = hits[request.offset : window]
     if request.explain:
         page = _explained(page, leg_query)
@@ -299,7 +304,11 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         rerank_applied=rerank.applied,
         rerank_note=rerank.note,
         fusion=describe_fusion(request.alpha),
-        more=len(hits) > window or len(fused) > len(head),
+        # Beyond the page: more hits, groups or chunks than it shows (in a grouped ranking, the
+        # chunks below the head's may be more groups).
+        more=len(hits) > window
+        or len(ranked) > len(head)
+        or (request.group_by is not None and len(fused) > evidence.UNIT_POOL),
         leg_seconds=leg_seconds,
         rules=rules,
         named=named,

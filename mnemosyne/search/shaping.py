@@ -6,14 +6,13 @@ Pure functions over indices, so they are tested without a database.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
-from mnemosyne.search.types import RankedHit
+from mnemosyne.search.units import Located
 
 _WORD = re.compile(r"\w+")
 SHINGLE_WORDS = 4
@@ -162,16 +161,20 @@ def fit_budget(sizes: Sequence[int], budget: int) -> int:
 GROUPS = ("page", "item")
 
 
-def grouped(hits: Sequence[RankedHit], group_by: str) -> list[RankedHit]:
-    """One hit per page (a chunk running over pages counts for its first) or per item: the best,
-    in order, with the uids of the others it stands for in `grouped`."""
-    groups: dict[tuple[int, int | None], RankedHit] = {}
-    members: dict[tuple[int, int | None], list[str]] = {}
-    for hit in hits:
-        key = (hit.chunk.item.id, hit.chunk.page if group_by == "page" else None)
-        if key in groups:
-            members[key].append(hit.chunk.uid)
+def group_heads(
+    keys: Sequence[int], located: Mapping[int, Located], group_by: str
+) -> list[tuple[int, list[int]]]:
+    """One entry per page (a chunk running over pages counts for its first) or per item, in the
+    order of its best chunk: that chunk's key and the keys of the group's others, best first.
+    Keys not located (a chunk deleted meanwhile) are left out."""
+    groups: dict[tuple[int, int | None], tuple[int, list[int]]] = {}
+    for key in keys:
+        where = located.get(key)
+        if where is None:
+            continue
+        group = (where.item_id, where.page if group_by == "page" else None)
+        if group in groups:
+            groups[group][1].append(key)
         else:
-            groups[key] = hit
-            members[key] = []
-    return [replace(hit, grouped=members[key]) for key, hit in groups.items()]
+            groups[group] = (key, [])
+    return list(groups.values())

@@ -34,6 +34,8 @@ class Located:
     item_id: int
     page: int | None
     page_end: int | None = None
+    # The chunk's uid (what a grouped result lists its group's other chunks by).
+    uid: str = ""
 
     def pages(self) -> list[PageKey]:
         if self.page is None:

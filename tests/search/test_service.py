@@ -12,6 +12,7 @@ from mnemosyne.embedding import Embedder
 from mnemosyne.graph import get_graph_store
 from mnemosyne.graph.concepts import query_concepts
 from mnemosyne.library.errors import InvalidArgument, NotFound
+from mnemosyne.library.models import Chunk
 from mnemosyne.library.selectors import library_boundary
 from mnemosyne.search import legs, service
 from mnemosyne.search.service import SearchRequest, search
@@ -127,6 +128,28 @@ def test_identical_chunks_in_two_libraries_are_collapsed(corpus, embedder: Embed
         SearchRequest(query="restore the database", limit=5, collapse_duplicates=False), embedder=embedder
     )
     assert raw.hits[0].chunk.text_preview == raw.hits[1].chunk.text_preview
+
+
+def test_grouped_by_item_a_document_is_its_best_chunk_and_a_copy_folds_into_the_original(
+    corpus, embedder: Embedder
+) -> None:
+    grouped = search(SearchRequest(query="restore the database", limit=5, group_by="item"), embedder=embedder)
+    items = [hit.chunk.item.id for hit in grouped.hits]
+    assert len(items) == len(set(items)) > 1
+    best = grouped.hits[0]
+    # The same document in the other library: its best passage is a copy of this one's, so the
+    # copy folds into it instead of standing as a document of its own.
+    copies = set(Chunk.objects.filter(uid__in=best.duplicates).values_list("item_id", flat=True))
+    assert copies and not copies & set(items)
+    # The others: the document's other chunks among the ranked ones, each a chunk of it.
+    raw = search(
+        SearchRequest(query="restore the database", limit=50, collapse_duplicates=False), embedder=embedder
+    )
+    others = {hit.chunk.uid for hit in raw.hits if hit.chunk.item.id == best.chunk.item.id} - {best.chunk.uid}
+    assert others and set(best.grouped) == others
+    assert set(Chunk.objects.filter(uid__in=best.grouped).values_list("item_id", flat=True)) == {
+        best.chunk.item.id
+    }
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])

@@ -12,10 +12,12 @@ from mnemosyne.search.shaping import (
     collapse_near_duplicates,
     estimate_tokens,
     fit_budget,
+    group_heads,
     jaccard,
     maximal_marginal_relevance,
     shingles,
 )
+from mnemosyne.search.units import Located
 
 BASE = "Run pg_dump every night and keep seven daily copies and four weekly copies in cold storage."
 
@@ -160,3 +162,20 @@ def test_collapsing_abstract_sized_texts_matches_the_pairwise_definition_at_any_
             assert (kept, folded) == pairwise_collapse(texts, threshold)
             if threshold == 0.95:  # both outcomes occur: exact copies folded, others kept
                 assert folded and len(kept) > 6
+
+
+def test_groups_are_ordered_by_their_best_chunk_and_list_the_others_best_first() -> None:
+    # Chunks 1-6 in ranked order: items 10 and 20; item 10's pages 1 and 2; chunk 4 runs over
+    # pages 2-3 and counts for page 2; chunk 9 was not located (deleted meanwhile).
+    located = {
+        1: Located(10, 2, 3, "c1"),
+        2: Located(20, 1, None, "c2"),
+        3: Located(10, 1, None, "c3"),
+        4: Located(10, 2, None, "c4"),
+        5: Located(20, 1, None, "c5"),
+        6: Located(30, None, None, "c6"),
+    }
+    keys = [1, 2, 9, 3, 4, 5, 6]
+    assert group_heads(keys, located, "item") == [(1, [3, 4]), (2, [5]), (6, [])]
+    assert group_heads(keys, located, "page") == [(1, [4]), (2, [5]), (3, []), (6, [])]
+    assert group_heads([], located, "item") == []
