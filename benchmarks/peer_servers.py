@@ -98,13 +98,16 @@ class Running:
         return self.base + self.path
 
     def processes(self) -> list[psutil.Process]:
-        """The server's process tree, and whatever else serves its searches (a database)."""
+        """The server's process tree."""
         try:
             parent = psutil.Process(self.pid)
-            own = [parent, *parent.children(recursive=True)]
+            return [parent, *parent.children(recursive=True)]
         except psutil.Error:
-            own = []
-        return own + self.extra_processes()
+            return []
+
+    def database_processes(self) -> list[psutil.Process]:
+        """Whatever else serves its searches (Mnemosyne's PostgreSQL; none for a peer in local mode)."""
+        return self.extra_processes()
 
 
 def free_port() -> int:

@@ -188,7 +188,8 @@ def _cpu_by_process(processes: list[psutil.Process]) -> dict[int, float]:
 
 
 def _measured(system: System, queries: list[str], *, clients: int, seconds: float, number: int) -> PeerRun:
-    before = _cpu_by_process(system.running.processes())
+    server, database = system.running.processes, system.running.database_processes
+    before = _cpu_by_process(server()), _cpu_by_process(database())
     run = asyncio.run(
         mcp_sessions.drive(
             system.running.url,
@@ -200,10 +201,17 @@ def _measured(system: System, queries: list[str], *, clients: int, seconds: floa
             label=f"{system.figures.name}, {clients} clients",
         )
     )
-    after = _cpu_by_process(system.running.processes())
-    spent = sum(max(0.0, used - before.get(pid, 0.0)) for pid, used in after.items())
+    # Processes that came during the run (a database backend) count from zero.
+    after = _cpu_by_process(server()), _cpu_by_process(database())
+    spent = [
+        sum(max(0.0, used - earlier.get(pid, 0.0)) for pid, used in later.items())
+        for earlier, later in zip(before, after, strict=True)
+    ]
     calls = len(run.latencies_ms)
-    return PeerRun(round=number, run=run, cpu_ms_per_search=spent * 1000 / calls if calls else float("nan"))
+    per_call = [value * 1000 / calls if calls else float("nan") for value in spent]
+    return PeerRun(
+        round=number, run=run, cpu_ms_per_search=per_call[0] + per_call[1], database_ms_per_search=per_call[1]
+    )
 
 
 @contextmanager

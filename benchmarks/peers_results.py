@@ -15,6 +15,8 @@ class PeerRun:
     run: LoadRun
     # CPU of the server's process tree (and PostgreSQL's, for Mnemosyne) over the run, per answered call.
     cpu_ms_per_search: float
+    # Of which the database's (PostgreSQL's; 0 for a peer with its store in its own process).
+    database_ms_per_search: float = 0.0
 
 
 @dataclass
@@ -45,6 +47,8 @@ class SystemFigures:
 def _measure(run: PeerRun, measure: str) -> float:
     if measure == "cpu":
         return run.cpu_ms_per_search
+    if measure == "database":
+        return run.database_ms_per_search
     value: float = getattr(run.run, measure)
     return value
 
@@ -65,6 +69,11 @@ class PeersResult:
         peers = [system.median(clients, "calls_per_second") for system in self.systems[1:]]
         best = max((value for value in peers if not math.isnan(value)), default=math.nan)
         return ours / best if best and not math.isnan(best) else math.nan
+
+
+def _of_database(system: SystemFigures, clients: int) -> str:
+    database = system.median(clients, "database")
+    return f" (PostgreSQL {_cell(database)})" if database > 0 else ""
 
 
 def _cell(value: float, digits: int = 1) -> str:
@@ -93,7 +102,7 @@ def section(result: PeersResult) -> list[str]:
             f"{_cell(system.median(1, 'cpu'))} | "
             f"{_cell(system.median(many, 'calls_per_second'))}, {_cell(system.median(many, 'p50'), 0)} / "
             f"{_cell(system.median(many, 'p95'), 0)}, {system.errors(many)} | "
-            f"{_cell(system.median(many, 'cpu'))} |"
+            f"{_cell(system.median(many, 'cpu'))}{_of_database(system, many)} |"
         )
     lines += [
         "",

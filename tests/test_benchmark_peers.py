@@ -59,7 +59,7 @@ def test_a_peers_virtualenv_is_keyed_by_its_pins() -> None:
     assert peer_servers.QDRANT.version == "0.8.1"
 
 
-def _system(name: str, rates: tuple[float, float], cpu: float) -> SystemFigures:
+def _system(name: str, rates: tuple[float, float], cpu: float, database: float = 0.0) -> SystemFigures:
     figures = SystemFigures(
         name=name, version="1", call="search", documents=10, load_seconds=1.0, ndcg_at_10=0.7
     )
@@ -68,7 +68,9 @@ def _system(name: str, rates: tuple[float, float], cpu: float) -> SystemFigures:
             run = LoadRun(
                 label="", workers=1, clients=clients, seconds=10.0, latencies_ms=[10.0] * int(rate * 10)
             )
-            figures.runs.append(PeerRun(round=number, run=run, cpu_ms_per_search=cpu))
+            figures.runs.append(
+                PeerRun(round=number, run=run, cpu_ms_per_search=cpu, database_ms_per_search=database)
+            )
     return figures
 
 
@@ -83,14 +85,15 @@ def test_the_report_gives_medians_over_rounds_and_the_ratio_to_the_best_peer() -
         many_clients=50,
     )
     result.systems = [
-        _system("Mnemosyne", (100.0, 120.0), 9.0),
+        _system("Mnemosyne", (100.0, 120.0), 9.0, database=3.0),
         _system("peer-one", (50.0, 60.0), 20.0),
         _system("peer-two", (5.0, 5.0), 90.0),
     ]
     assert result.systems[0].median(50, "calls_per_second") == 110.0
     assert result.ratio_to_best_peer(50) == 2.0
     text = "\n".join(section(result))
-    assert "| Mnemosyne 1 | 0.7000 | 110.0, 10.0 | 9.0 | 110.0, 10 / 10, 0 | 9.0 |" in text
+    assert "| Mnemosyne 1 | 0.7000 | 110.0, 10.0 | 9.0 | 110.0, 10 / 10, 0 | 9.0 (PostgreSQL 3.0) |" in text
+    assert "| peer-one 1 | 0.7000 | 55.0, 10.0 | 20.0 | 55.0, 10 / 10, 0 | 20.0 |" in text
     assert "**2.00×**" in text
     empty = SystemFigures(name="none", version="1", call="", documents=0, load_seconds=0.0)
     assert math.isnan(empty.median(50, "calls_per_second"))
