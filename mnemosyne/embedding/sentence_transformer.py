@@ -24,6 +24,7 @@ from mnemosyne.embedding import checked_graphs, document_encoder, int8_graph, qu
 from mnemosyne.embedding.base import ModelIntegrityError
 from mnemosyne.embedding.digests import sha256_of
 from mnemosyne.embedding.memory import release_free_memory
+from mnemosyne.embedding.query_batches import QueryBatches
 from mnemosyne.embedding.word_pieces import WordPieces
 from mnemosyne.lib.metrics import EMBEDDED_TEXTS, EMBEDDING_SECONDS, EMBEDDING_WAIT_SECONDS
 
@@ -81,6 +82,8 @@ class SentenceTransformerEmbedder:
         self._model: SentenceTransformer | None = None
         self.query_backend = "torch"
         self._query_encoder: query_encoder.OnnxQueryEncoder | None = None
+        self._batches: QueryBatches | None = None
+        self._batches_lock = threading.Lock()
         self.document_backend = "torch"
         self._document_encoder: document_encoder.OnnxDocumentEncoder | None = None
         if self._from_checked_graphs(weights_sha256, query_backend, document_backend):
@@ -231,7 +234,7 @@ class SentenceTransformerEmbedder:
         if self._query_encoder is None:
             vector = self.embed_batch([text])[0]
         else:
-            vector = self._query_encoder.embed([text])[0].tolist()
+            vector = self._query_batches(self._query_encoder).embed(text).tolist()
         EMBEDDING_SECONDS.labels("query").observe(time.perf_counter() - started)
         EMBEDDED_TEXTS.labels("query").inc()
         if cached:
@@ -240,6 +243,16 @@ class SentenceTransformerEmbedder:
                 if len(self._recent_queries) > self._recent_limit:
                     self._recent_queries.popitem(last=False)
         return vector
+
+    def _query_batches(self, encoder: query_encoder.OnnxQueryEncoder) -> QueryBatches:
+        """The queries' forward passes, shared by every thread (query_batches.py)."""
+        with self._batches_lock:
+            if self._batches is None:
+                # The encoder's embed looked up at each pass (a test may wrap it).
+                self._batches = QueryBatches(
+                    lambda texts: encoder.embed(texts), bound=settings.EMBEDDING_QUERY_BATCH
+                )
+            return self._batches
 
     def count_tokens(self, text: str) -> int:
         # Word pieces without the [CLS]/[SEP] markers, the unit the model's window is measured in.

@@ -35,6 +35,11 @@ EMBEDDING_WAIT_SECONDS = Histogram(
     ["kind"],
     buckets=_SLOW,
 )
+QUERY_BATCH_SIZE = Histogram(
+    "mnemosyne_query_batch_size",
+    "Queries embedded in one forward pass (those that arrived while the previous pass ran).",
+    buckets=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32),
+)
 EMBEDDED_TEXTS = Counter("mnemosyne_embedded_texts", "Texts embedded, by kind (query, documents).", ["kind"])
 INGESTED_ITEMS = Counter(
     "mnemosyne_ingested_items",

@@ -249,6 +249,9 @@ EMBEDDING_DOCUMENT_BACKEND = envchoice("EMBEDDING_DOCUMENT_BACKEND", "onnx-int8"
 # One: a search embeds its query while the full-text leg keeps another core busy, and two threads
 # then wait on each other (docs/benchmarks.md).
 EMBEDDING_QUERY_THREADS = int(TUNED["EMBEDDING_QUERY_THREADS"])
+# Queries that arrive while the model embeds others are embedded together, at most this many
+# (embedding/query_batches.py); 1 embeds each alone.
+EMBEDDING_QUERY_BATCH = int(TUNED["EMBEDDING_QUERY_BATCH"])
 # Query vectors kept in each process for queries asked again (paging, retries); 0 keeps none.
 EMBEDDING_QUERY_CACHE_SIZE = int(TUNED["EMBEDDING_QUERY_CACHE_SIZE"])
 EMBEDDING_CACHE_DIR = (

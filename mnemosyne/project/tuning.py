@@ -79,6 +79,14 @@ KNOBS: dict[str, Knob] = {
         "ONNX Runtime threads per query embedding: one is fastest while the full-text leg runs beside it"
         " on 2 cores.",
     ),
+    "query_batch": Knob(
+        "EMBEDDING_QUERY_BATCH",
+        16,
+        1,
+        256,
+        "Queries embedded in one forward pass at most: those that arrived while the previous pass ran"
+        " (each gets the vector it gets alone); 1 embeds every query alone.",
+    ),
     "query_cache_size": Knob(
         "EMBEDDING_QUERY_CACHE_SIZE",
         512,

@@ -151,10 +151,28 @@ def test_concurrent_queries_get_the_same_vectors(embedder: SentenceTransformerEm
     from concurrent.futures import ThreadPoolExecutor
 
     queries = [f"question number {n} about tides and barrages" for n in range(24)]
+    queries += ["why", "what do the tidal barrages of the Severn estuary cost to run each year?"]
     alone = [embedder.embed_query(query) for query in queries]
     with ThreadPoolExecutor(max_workers=6) as pool:
         together = list(pool.map(embedder.embed_query, queries))
-    assert np.allclose(np.asarray(alone), np.asarray(together), atol=1e-6)
+    # Queries that meet in one forward pass (query_batches.py) get their vectors alone, bit for bit.
+    assert together == alone
+
+
+def test_a_query_embedded_alone_and_in_three_batches_is_the_same_bytes(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    assert embedder._query_encoder is not None
+    encode = embedder._query_encoder.embed
+    text = "how are the rounding errors of a float32 matrix product bounded?"
+    alone = encode([text])[0].tobytes()
+    batches = [
+        ["a", text],
+        [text, "a much longer question that pads the batch to well beyond the text's own word pieces"],
+        ["tides", "what is a barrage?", text, "why do estuaries silt up over the centuries?"],
+    ]
+    for batch in batches:
+        assert encode(batch)[batch.index(text)].tobytes() == alone
 
 
 def test_a_repeated_query_is_embedded_once(

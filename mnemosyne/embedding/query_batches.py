@@ -1,0 +1,92 @@
+"""Queries that arrive together are embedded together: one forward pass for the queries waiting
+while the previous pass ran (group commit), up to EMBEDDING_QUERY_BATCH of them.
+
+Nothing waits for company: a query that finds the model idle runs at once, alone, as it would
+without batching, so one client's searches are as fast as before. Under load, queries queue while a
+pass runs and the next pass takes them all. A batch is padded to its longest query and each row
+pooled under its own attention mask, so every query's vector is the one it gets alone, bit for bit
+(tests/embedding/test_query_batches.py; 415 of 415 rows of SciFact queries in random batches of 2-12).
+
+A pass that fails is tried again one query at a time, so only the query that cannot be embedded
+fails (with its own error); the others get their vectors.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mnemosyne.lib.metrics import QUERY_BATCH_SIZE
+
+
+@dataclass
+class _Query:
+    text: str
+    # Set when the query has its vector or its error, or when it is to run the next pass.
+    ready: threading.Event = field(default_factory=threading.Event)
+    vector: np.ndarray | None = None
+    error: BaseException | None = None
+    leads: bool = False
+
+
+class QueryBatches:
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], *, bound: int) -> None:
+        self._embed = embed
+        self._bound = max(1, bound)
+        self._lock = threading.Lock()
+        # Queries not yet in a pass, oldest first; never empty while a pass runs and others wait.
+        self._waiting: list[_Query] = []
+        self._running = False
+
+    def embed(self, text: str) -> np.ndarray:
+        query = _Query(text)
+        with self._lock:
+            self._waiting.append(query)
+            if not self._running:
+                self._running = query.leads = True
+        if not query.leads:
+            query.ready.wait()
+        if query.leads:
+            self._pass()
+        if query.error is not None:
+            raise query.error
+        assert query.vector is not None
+        return query.vector
+
+    def _pass(self) -> None:
+        """Run the waiting queries (this thread's first among them), then hand the model on."""
+        with self._lock:
+            batch, self._waiting = self._waiting[: self._bound], self._waiting[self._bound :]
+        try:
+            QUERY_BATCH_SIZE.observe(len(batch))
+            try:
+                vectors: list[np.ndarray | None] = list(self._embed([query.text for query in batch]))
+            except Exception:
+                vectors = []
+            if len(vectors) != len(batch):
+                vectors = [self._alone(query) for query in batch]
+            for query, vector in zip(batch, vectors, strict=True):
+                query.vector = vector
+        finally:
+            for query in batch:
+                if query.vector is None and query.error is None:
+                    query.error = RuntimeError("the query was not embedded")
+                query.leads = False
+                query.ready.set()
+            with self._lock:
+                if self._waiting:
+                    following = self._waiting[0]
+                    following.leads = True
+                    following.ready.set()
+                else:
+                    self._running = False
+
+    def _alone(self, query: _Query) -> np.ndarray | None:
+        try:
+            return np.asarray(self._embed([query.text])[0])
+        except Exception as exc:
+            query.error = exc
+            return None
