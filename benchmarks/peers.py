@@ -232,7 +232,7 @@ def _mnemosyne(scifact: Path, log: Log) -> Iterator[System]:
         name="Mnemosyne",
         version=_commit(),
         call=f'search {{"query": …, "limit": {LIMIT}, "library_uid": …, "group_by": "item", '
-        '"return_metadata": ["source"]}}',
+        '"return_metadata": ["source"]}',
         documents=dataset.corpus_size(),
         load_seconds=loaded,
     )
