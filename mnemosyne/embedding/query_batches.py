@@ -5,7 +5,8 @@ Nothing waits for company: a query that finds the model idle runs at once, alone
 without batching, so one client's searches are as fast as before. Under load, queries queue while a
 pass runs and the next pass takes them all. A batch is padded to its longest query and each row
 pooled under its own attention mask, so every query's vector is the one it gets alone, bit for bit
-(tests/embedding/test_query_batches.py; 415 of 415 rows of SciFact queries in random batches of 2-12).
+(tests/embedding/test_embedding.py compares the bytes; 415 of 415 SciFact queries in random batches
+of 2-12 came out the same, docs/benchmarks.md).
 
 A pass that fails is tried again one query at a time, so only the query that cannot be embedded
 fails (with its own error); the others get their vectors.
