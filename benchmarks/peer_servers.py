@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +27,8 @@ from pathlib import Path
 
 import httpx
 import psutil
+
+from benchmarks import processes
 
 Log = Callable[[str], None]
 START_TIMEOUT_SECONDS = 300
@@ -108,12 +109,6 @@ class Running:
     def database_processes(self) -> list[psutil.Process]:
         """Whatever else serves its searches (Mnemosyne's PostgreSQL; none for a peer in local mode)."""
         return self.extra_processes()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def ensure_venv(peer: Peer, cache: Path, log: Log) -> Path:
@@ -213,7 +208,7 @@ def _ready(url: str) -> bool:
 @contextmanager
 def serving(peer: Peer, *, python: Path, data: Path, models: Path, log_path: Path) -> Iterator[Running]:
     """The peer's server on a free port until the block ends."""
-    port = free_port()
+    port = processes.free_port()
     data.mkdir(parents=True, exist_ok=True)
     command, environment = _command(peer, python, data, port, models)
     with log_path.open("wb") as log_file:
@@ -229,9 +224,4 @@ def serving(peer: Peer, *, python: Path, data: Path, models: Path, log_path: Pat
                 time.sleep(0.25)
             yield running
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            processes.stop(process)

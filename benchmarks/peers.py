@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,24 +55,15 @@ CHROMA_COLLECTION = "scifact"
 Log = Callable[[str], None]
 
 
+@dataclass(frozen=True)
 class System:
     """One server measured: where it answers, its search call, and how to read its ranking."""
 
-    def __init__(
-        self,
-        figures: SystemFigures,
-        running: Running,
-        tool: str,
-        arguments: Callable[[str], dict[str, Any]],
-        ranked: Callable[[dict[str, Any]], list[str]],
-    ) -> None:
-        self.figures, self.running, self.tool, self.arguments, self.ranked = (
-            figures,
-            running,
-            tool,
-            arguments,
-            ranked,
-        )
+    figures: SystemFigures
+    running: Running
+    tool: str
+    arguments: Callable[[str], dict[str, Any]]
+    ranked: Callable[[dict[str, Any]], list[str]]
 
 
 def _unique(ids: list[str]) -> list[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from typing import Any
 import httpx
 from django.conf import settings
 
-from benchmarks import database, ingest, scale
+from benchmarks import database, ingest, processes, scale
 from benchmarks.mcp_sessions import sse_payload
 from benchmarks.results import STAGES, BuildTimes, SearchSize
 from mnemosyne.embedding import Embedder
@@ -42,17 +41,11 @@ END_TO_END = ("service", "mcp", "mcp_streamed")
 Log = Callable[[str], None]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def mcp_server(log_path: Path, *, workers: int = 1, env: dict[str, str] | None = None) -> Iterator[str]:
     """uvicorn serving mnemosyne.project.asgi:app against the benchmark database, without auth (unless `env`
     says otherwise); yields its URL. With several workers their metrics are added up."""
-    port = _free_port()
+    port = processes.free_port()
     environment = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "mnemosyne.project.settings",
@@ -102,12 +95,7 @@ def mcp_server(log_path: Path, *, workers: int = 1, env: dict[str, str] | None =
                 time.sleep(0.25)
             yield base
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            processes.stop(process)
 
 
 class MCPSearch:
