@@ -9,7 +9,12 @@ version of a document. After fusion each candidate chunk gains
 where a page's evidence is its full text's BM25 (search/pages.py) over the best candidate page's.
 So a page whose evidence is spread over several chunks rises above one loose chunk elsewhere, and
 a chunk of the version the question names above the same passage in another version. A chunk
-running over pages takes its best page's. Pure.
+running over pages takes its best page's.
+
+A page's evidence is one piece of evidence: it is credited once, to the page's first chunk in the
+fused order. Credited to every chunk on it, one page's chunks took the head of the ranking
+together and pushed the other pages down — the same evidence counted two and three times
+(measured: docs/benchmarks.md, "A page's evidence counted once"). Pure.
 """
 
 from __future__ import annotations
@@ -73,17 +78,22 @@ def rescore(
     page_weight: float | None = None,
 ) -> tuple[list[Fused[int]], UnitScores]:
     """The candidates reordered by their score plus their document's and page's (and, when the
-    question points at pages by number, PAGE_NAMED_WEIGHT for a chunk on one of them)."""
+    question points at pages by number, PAGE_NAMED_WEIGHT for a chunk on one of them).
+
+    `fused` is in fused order (best first): a page's evidence goes to the first of its chunks."""
     document_weight = DOCUMENT_WEIGHT if document_weight is None else document_weight
     page_weight = PAGE_WEIGHT if page_weight is None else page_weight
     added = UnitScores()
     rescored: list[Fused[int]] = []
+    credited: set[PageKey] = set()
     for entry in fused:
         where = located.get(entry.key)
         bonus = 0.0
         if where is not None:
             document = documents.get(where.item_id, 0.0) * document_confidence
-            page = max((pages.get(key, 0.0) for key in where.pages()), default=0.0)
+            on = where.pages()
+            page = max((pages.get(key, 0.0) for key in on if key not in credited), default=0.0)
+            credited.update(on)
             added.document[entry.key] = document
             added.page[entry.key] = page
             bonus = document_weight * document + page_weight * page

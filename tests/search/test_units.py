@@ -40,6 +40,17 @@ def test_a_page_whose_evidence_is_spread_over_chunks_outranks_one_loose_chunk() 
     assert ranked[0].key in (2, 3) and added.page[2] == 1.0
 
 
+def test_a_pages_evidence_is_credited_once_to_its_first_chunk() -> None:
+    # Two chunks of page 6, one of page 8, all near in fused score; page 6 scores a little higher.
+    fused = [Fused(1, 0.50), Fused(2, 0.45), Fused(3, 0.44), Fused(4, 0.30)]
+    located = {1: Located(7, 6), 2: Located(7, 6), 3: Located(7, 8), 4: Located(7, 5, 6)}
+    evidence = page_evidence({(7, 6): 1.0, (7, 8): 0.9, (7, 5): 0.2})
+    ranked, added = rescore(fused, located, documents={}, document_confidence=0.0, pages=evidence)
+    # Page 8's chunk is second: page 6's evidence lifts its first chunk, not its second as well.
+    assert [entry.key for entry in ranked] == [1, 3, 2, 4]
+    assert added.page == {1: 1.0, 2: 0.0, 3: 0.9, 4: 0.2}
+
+
 def test_a_chunk_on_the_page_the_question_points_at_is_preferred() -> None:
     fused = [Fused(1, 0.8), Fused(2, 0.7)]
     located = {1: Located(10, 5), 2: Located(20, 1, 2)}
