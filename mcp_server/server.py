@@ -134,7 +134,7 @@ async def run_tool(ctx: Context, spec: ToolSpec, sent: dict[str, Any]) -> CallTo
         timestamp=headers.get(TIMESTAMP_HEADER) or None,
     )
     try:
-        answer = await blocking.run(tool_calls.execute, call)
+        answer = await blocking.run_cancellable(tool_calls.execute, call)
     except tool_calls.InvalidToolArguments as exc:
         raise MCPError(INVALID_PARAMS, str(exc)) from None
     if answer.is_error:

@@ -30,7 +30,7 @@ from mcp_server.metrics import TOOL_DURATION, TOOL_INVOCATIONS
 from mcp_server.tools.spec import ArgumentError, ToolSpec
 from mnemosyne.embedding import EmbeddingError
 from mnemosyne.graph import GraphError
-from mnemosyne.lib import outages
+from mnemosyne.lib import cancellation, outages
 from mnemosyne.lib.outages import Dependency
 from mnemosyne.library import query_log
 from mnemosyne.library.errors import LibraryError
@@ -180,6 +180,8 @@ def _run(spec: ToolSpec, call: ToolCall, started: float) -> ToolAnswer:
         raise InvalidToolArguments(f"Invalid arguments for tool {spec.name}: {exc}") from None
     except (LibraryError, call_checks.CallFailed) as exc:
         return _failed(spec, clip(str(exc), 1000), started)
+    except cancellation.Cancelled as exc:  # its answer goes to no one
+        return _failed(spec, str(exc), started)
     except StorageError:  # logged once per outage by the store's watcher
         return _failed(spec, outages.message(Dependency.CHUNK_STORE), started)
     except GraphError:

@@ -9,7 +9,8 @@ pooled under its own attention mask, so every query's vector is the one it gets 
 of 2-12 came out the same, docs/benchmarks.md).
 
 A pass that fails is tried again one query at a time, so only the query that cannot be embedded
-fails (with its own error); the others get their vectors.
+fails (with its own error); the others get their vectors. A query whose call is cancelled while it
+waits for a pass leaves the queue (lib/cancellation.py): the next pass does not embed it.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mnemosyne.lib import cancellation
 from mnemosyne.lib.metrics import QUERY_BATCH_SIZE
 
 
-@dataclass
+@dataclass(eq=False)
 class _Query:
     text: str
     # Set when the query has its vector or its error, or when it is to run the next pass.
@@ -49,7 +51,11 @@ class QueryBatches:
             if not self._running:
                 self._running = query.leads = True
         if not query.leads:
+            token = cancellation.current()
+            forget = token.on_cancel(lambda: self._withdraw(query)) if token is not None else None
             query.ready.wait()
+            if forget is not None:
+                forget()
         if query.leads:
             self._pass()
         if query.error is not None:
@@ -84,6 +90,16 @@ class QueryBatches:
                     following.ready.set()
                 else:
                     self._running = False
+
+    def _withdraw(self, query: _Query) -> None:
+        """A cancelled query still in the queue leaves it (one already in a pass, or about to lead
+        the next, goes on: its thread is already running the model)."""
+        with self._lock:
+            if query.leads or not any(waiting is query for waiting in self._waiting):
+                return
+            self._waiting = [waiting for waiting in self._waiting if waiting is not query]
+        query.error = cancellation.Cancelled()
+        query.ready.set()
 
     def _alone(self, query: _Query) -> np.ndarray | None:
         try:

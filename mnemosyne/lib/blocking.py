@@ -16,7 +16,7 @@ import anyio.to_thread
 from django.db import InterfaceError, OperationalError, close_old_connections
 from mcp.shared.exceptions import MCPError
 
-from mnemosyne.lib import outages
+from mnemosyne.lib import cancellation, outages
 from mnemosyne.lib.outages import Dependency
 
 P = ParamSpec("P")
@@ -47,3 +47,33 @@ def bracketed(work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
 async def run(work: Callable[..., T], *args: object) -> T:
     """Run `work(*args)` in a worker thread, bracketed; context variables (the caller) go with it."""
     return await anyio.to_thread.run_sync(bracketed, work, *args)
+
+
+async def run_cancellable(work: Callable[..., T], *args: object) -> T:
+    """As `run`, for a call its caller may cancel: the thread cannot be stopped, so cancelling the
+    awaiting task cancels the work's token (lib/cancellation.py) — the work withdraws from what it
+    waits on and ends early — and the cancellation goes on once the thread is done."""
+    token = cancellation.Token()
+    outcome: list[T] = []
+    failure: list[Exception] = []
+
+    async def in_thread() -> None:
+        try:
+            outcome.append(await anyio.to_thread.run_sync(bracketed, work, *args))
+        except Exception as exc:
+            failure.append(exc)
+        finally:
+            waiting.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as waiting:
+        with cancellation.of(token):
+            waiting.start_soon(in_thread)
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            if not outcome and not failure:
+                token.cancel()
+            raise
+    if failure:
+        raise failure[0]
+    return outcome[0]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mnemosyne.embedding.query_batches import QueryBatches
+from mnemosyne.lib import cancellation
 
 
 class Model:
@@ -96,3 +97,51 @@ def test_a_model_that_returns_too_few_vectors_is_asked_one_query_at_a_time() -> 
 
     assert QueryBatches(short, bound=4).embed("x").tolist() == [0.0, 0.0]
     assert calls == [["x"]]
+
+
+def test_a_query_whose_call_is_cancelled_while_it_waits_leaves_the_batch() -> None:
+    model = Model()
+    batches = QueryBatches(model.embed, bound=8)
+    model.hold.clear()
+    token = cancellation.Token()
+
+    def cancellable(text: str) -> np.ndarray:
+        with cancellation.of(token):
+            return batches.embed(text)
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        first = pool.submit(batches.embed, "first")
+        assert model.entered.wait(5)
+        dropped = pool.submit(cancellable, "dropped")
+        _waiting(batches, 1)
+        kept = pool.submit(batches.embed, "kept")
+        _waiting(batches, 2)
+        token.cancel()
+        # Told at once, while the pass it waited for is still running.
+        with pytest.raises(cancellation.Cancelled):
+            dropped.result(5)
+        assert [query.text for query in batches._waiting] == ["kept"]
+        model.hold.set()
+        assert first.result(5).tolist() == [5.0, ord("f")]
+        assert kept.result(5).tolist() == [4.0, ord("k")]
+    assert model.passes == [["first"], ["kept"]], "the cancelled query was never embedded"
+    assert not batches._running and not batches._waiting
+
+
+def test_a_query_already_in_a_pass_when_cancelled_gets_its_vector() -> None:
+    model = Model()
+    batches = QueryBatches(model.embed, bound=8)
+    model.hold.clear()
+    token = cancellation.Token()
+
+    def cancellable(text: str) -> np.ndarray:
+        with cancellation.of(token):
+            return batches.embed(text)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(cancellable, "running")
+        assert model.entered.wait(5)
+        token.cancel()
+        model.hold.set()
+        assert running.result(5).tolist() == [7.0, ord("r")]
+    assert model.passes == [["running"]]
