@@ -12,9 +12,12 @@
 5. An outage: a server on a PostgreSQL of its own, 10 clients calling, the database stopped for
    OUTAGE_SECONDS and started again: answers per second while down, what they were, the time to
    the first normal answer after the restart, and the lines the server logged.
+6. Overload: OVERLOAD_CLIENTS on 1 worker, more than it admits (MCP_MAX_CALLS, MCP_MAX_WAITING_CALLS),
+   each with a connection of its own (benchmarks/mcp_sessions.py): calls/s and latencies of the
+   calls answered, the calls shed (503 busy) and how fast each was told.
 
-Clients are asyncio tasks sharing one httpx.AsyncClient per task group, on the same 2 cores as
-the server: the figures include what the load generator costs.
+Clients are asyncio tasks sharing one httpx.AsyncClient per task group (in 6, one each), on the
+same 2 cores as the server: the figures include what the load generator costs.
 """
 
 from __future__ import annotations
@@ -36,9 +39,8 @@ import httpx
 import psutil
 from django.conf import settings
 
-from benchmarks import ingest, scale
+from benchmarks import ingest, mcp_sessions, scale
 from benchmarks.load_results import CpuPerSearch, LoadResult, LoadRun, MixedLoad, OutageRun
-from benchmarks.mcp_sessions import sse_payload
 from benchmarks.search import MCP_HEADERS, mcp_server
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection
@@ -51,6 +53,8 @@ CPU_CALLS = 200
 MIXED_WRITERS = 5
 MIXED_SEARCHERS = 20
 OUTAGE_CLIENTS = 10
+# More than one worker admits by default (MCP_MAX_CALLS 32 + MCP_MAX_WAITING_CALLS 64).
+OVERLOAD_CLIENTS = 200
 
 
 def run(
@@ -88,10 +92,33 @@ def run(
                 f"{run_.label}: {run_.calls_per_second:.1f} calls/s, "
                 f"p95 {run_.p95:.0f} ms, {run_.errors} errors"
             )
+            if workers == 1 and not int8:
+                result.overload = _overload(base, queries, seconds=seconds, log=log)
             if workers == 2:
                 result.mixed = _mixed(base, queries, corpus_10x, seconds=seconds, log=log)
     result.outage = _outage(outage_seconds, log)
     return result
+
+
+def _overload(base: str, queries: Sequence[str], *, seconds: float, log: Log) -> LoadRun:
+    """OVERLOAD_CLIENTS searching at once, more than the worker admits: the rest must be shed."""
+    run = asyncio.run(
+        mcp_sessions.drive(
+            f"{base}/mcp/",
+            "search",
+            lambda query: {"query": query, "limit": 20},
+            queries,
+            clients=OVERLOAD_CLIENTS,
+            seconds=seconds,
+            label=f"{OVERLOAD_CLIENTS} clients, 1 worker(s)",
+        )
+    )
+    run.admitted = f"{settings.MCP_MAX_CALLS} calls at once, {settings.MCP_MAX_WAITING_CALLS} queued"
+    log(
+        f"{run.label}: {run.calls_per_second:.1f} calls/s, p95 {run.p95:.0f} ms, "
+        f"{len(run.shed_ms)} shed, {run.errors} errors"
+    )
+    return run
 
 
 async def _searches(
@@ -112,7 +139,7 @@ async def _searches(
                     response = await client.post("/mcp/", content=body)
                     if response.status_code != 200:
                         failure = f"HTTP {response.status_code}: {response.text[:120]}"
-                    elif (result := sse_payload(response).get("result", {})).get("isError"):
+                    elif (result := mcp_sessions.sse_payload(response).get("result", {})).get("isError"):
                         failure = f"tool error: {json.dumps(result.get('content'))[:120]}"
                 except (httpx.HTTPError, ValueError, RuntimeError) as exc:
                     failure = f"{type(exc).__name__}: {str(exc)[:120]}"
@@ -226,7 +253,9 @@ def _mixed(base: str, queries: Sequence[str], corpus_10x: Path, *, seconds: floa
         started = time.perf_counter()
         try:
             response = await client.post("/mcp/", content=_call("upsert_item", arguments, number))
-            result = sse_payload(response).get("result", {}) if response.status_code == 200 else {}
+            result = (
+                mcp_sessions.sse_payload(response).get("result", {}) if response.status_code == 200 else {}
+            )
         except (httpx.HTTPError, ValueError, RuntimeError):
             result = {}
         if result and not result.get("isError"):

@@ -25,6 +25,11 @@ class LoadRun:
     errors: int = 0
     # What each error was (an HTTP status and its start, a tool error, an exception), with counts.
     error_kinds: dict[str, int] = field(default_factory=dict)
+    # Calls the server shed (503 busy, mcp_server/transports/admission.py): how long each took to be
+    # told. Not errors: the client waits the Retry-After and calls again.
+    shed_ms: list[float] = field(default_factory=list)
+    # What the server admitted at once and queued, when the run was meant to overload it.
+    admitted: str = ""
 
     @property
     def calls_per_second(self) -> float:
@@ -124,6 +129,8 @@ class LoadResult:
     cpu_int8: CpuPerSearch | None = None
     mixed: MixedLoad | None = None
     outage: OutageRun | None = None
+    # More clients than a worker admits (MCP_MAX_CALLS + MCP_MAX_WAITING_CALLS): load shedding.
+    overload: LoadRun | None = None
 
 
 def section(load: LoadResult) -> list[str]:
@@ -177,6 +184,20 @@ def section(load: LoadResult) -> list[str]:
             f"(one batch at a time per worker), {number(mixed.embed_ms_per_write, 0)} ms in it; "
             f"{mixed.write_errors} write errors; lost (answered as written, not complete in the database): "
             f"{len(mixed.lost)}.",
+            "",
+        ]
+    if load.overload is not None:
+        over = load.overload
+        shed = sorted(over.shed_ms)
+        slowest = max(over.latencies_ms, default=math.nan)
+        lines += [
+            f"Overload ({over.clients} clients, 1 worker, a connection each; the worker takes "
+            f"{over.admitted}): "
+            f"{number(over.calls_per_second)} calls/s answered, p50 {number(over.p50, 0)} ms, "
+            f"p95 {number(over.p95, 0)} ms, slowest {number(slowest, 0)} ms; "
+            f"{len(shed)} calls shed (HTTP 503 busy with Retry-After; each client waited it and called "
+            f"again), told in p50 {number(percentile(shed, 0.5), 0)} ms, slowest "
+            f"{number(max(shed, default=math.nan), 0)} ms; {over.errors} errors.",
             "",
         ]
     if load.outage is not None:

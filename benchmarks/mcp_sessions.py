@@ -9,6 +9,7 @@ machinery, no schema validation — the same cost for every server measured.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import random
@@ -110,10 +111,19 @@ async def drive(
     next of a shuffled cycle."""
     run = LoadRun(label=label, workers=1, clients=clients, seconds=seconds)
     order = itertools.cycle(random.Random(clients).sample(list(queries), len(queries)))
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(headers=HEADERS, timeout=TIMEOUT_SECONDS, limits=limits) as client:
+    # A connection of its own for each client, as separate MCP clients have: one pool shared by
+    # hundreds of connections spends the load generator's time on the pool (its latency, not the
+    # server's, grew with the clients).
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    async with contextlib.AsyncExitStack() as stack:
+        own = [
+            await stack.enter_async_context(
+                httpx.AsyncClient(headers=HEADERS, timeout=TIMEOUT_SECONDS, limits=limits)
+            )
+            for _ in range(clients)
+        ]
 
-        async def session_headers() -> dict[str, str]:
+        async def session_headers(client: httpx.AsyncClient) -> dict[str, str]:
             response = await client.post(url, content=_initialize())
             response.raise_for_status()
             session = response.headers.get("mcp-session-id")
@@ -123,20 +133,24 @@ async def drive(
             )
             return headers
 
-        sessions = await asyncio.gather(*(session_headers() for _ in range(clients)))
+        sessions = await asyncio.gather(*(session_headers(client) for client in own))
         end = time.monotonic() + seconds
 
-        async def one_client(number: int, headers: dict[str, str]) -> None:
+        async def one_client(client: httpx.AsyncClient, headers: dict[str, str]) -> None:
             for identifier in itertools.count(1):
                 if time.monotonic() >= end:
                     return
                 started = time.perf_counter()
                 try:
-                    _result(
-                        await client.post(
-                            url, content=_call(tool, arguments(next(order)), identifier), headers=headers
-                        )
+                    response = await client.post(
+                        url, content=_call(tool, arguments(next(order)), identifier), headers=headers
                     )
+                    if response.status_code == 503 and "retry-after" in response.headers:
+                        # Shed (or the database down): told at once; a polite client waits, then calls again.
+                        run.shed_ms.append((time.perf_counter() - started) * 1000)
+                        await asyncio.sleep(float(response.headers["retry-after"]))
+                        continue
+                    _result(response)
                 except (httpx.HTTPError, ValueError, RuntimeError) as exc:
                     failure = f"{type(exc).__name__}: {str(exc)[:120]}"
                     run.errors += 1
@@ -145,6 +159,8 @@ async def drive(
                     run.latencies_ms.append((time.perf_counter() - started) * 1000)
 
         started = time.monotonic()
-        await asyncio.gather(*(one_client(n, headers) for n, headers in enumerate(sessions)))
+        await asyncio.gather(
+            *(one_client(client, headers) for client, headers in zip(own, sessions, strict=True))
+        )
         run.seconds = time.monotonic() - started
     return run

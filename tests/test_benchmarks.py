@@ -222,7 +222,13 @@ def test_the_load_report_gives_rates_percentiles_the_cpu_ceiling_and_the_outage(
     outage.recovery_seconds, outage.log_lines_not_access = 0.25, 3
     int8 = LoadRun("50 clients, 1 worker(s), int8 queries", 1, 50, 10.0, latencies_ms=[90.0] * 360)
     int8.query_backend = "onnx-int8"
-    load = LoadResult(chunks=100_000, seconds=10.0, runs=[one, two, int8], mixed=mixed, outage=outage)
+    over = LoadRun(
+        "200 clients, 1 worker(s)", 1, 200, 10.0, latencies_ms=[900.0] * 600, shed_ms=[40.0, 60.0, 500.0]
+    )
+    over.admitted = "32 calls at once, 64 queued"
+    load = LoadResult(
+        chunks=100_000, seconds=10.0, runs=[one, two, int8], mixed=mixed, outage=outage, overload=over
+    )
     load.cpu = CpuPerSearch(calls=200, server_ms=15.0, postgres_ms=5.0, wall_ms=30.0)
     load.cpu_int8 = CpuPerSearch(calls=200, server_ms=11.0, postgres_ms=5.0, wall_ms=26.0)
     text = "\n".join(section(load))
@@ -235,3 +241,9 @@ def test_the_load_report_gives_rates_percentiles_the_cpu_ceiling_and_the_outage(
     assert "p50 500 ms" in text and "60 % of a write's time is inside the tool call" in text
     assert "600 answers while it was down (20.0 a second): 590 HTTP 503" in text
     assert "0.25 s after the restart" in text and "logged 3 warning or error lines" in text
+    assert (
+        "Overload (200 clients, 1 worker, a connection each; the worker takes 32 calls at once, 64 queued)"
+        in text
+    )
+    assert "60.0 calls/s answered, p50 900 ms" in text
+    assert "3 calls shed (HTTP 503 busy" in text and "told in p50 60 ms, slowest 500 ms; 0 errors" in text

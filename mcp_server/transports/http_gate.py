@@ -10,6 +10,8 @@ it) and parses it, answering a body that is not one well-formed JSON-RPC message
   never reaches the MCP server;
 - it leaves the decision on the request (`request.state`), where the MCP handlers find it
   (server.caller_middleware): the caller, or a refusal answered inside the protocol;
+- on streamable HTTP, a call that does work first takes one of the process's places
+  (admission.py), queueing for one; a call that finds the queue full is answered 503 busy;
 - on stateless streamable HTTP, it routes a request that carries a progress token to the streaming
   (SSE) session manager and the rest to the JSON-response one: a JSON answer skips the event
   stream's machinery (about 3 ms a call) and only requests that can be sent notifications need it.
@@ -38,6 +40,7 @@ from access.refusals import Refusal
 from mcp_server.asked import asked_of
 from mcp_server.server import DECISION_STATE
 from mcp_server.transports import challenges, envelope, streams
+from mcp_server.transports.admission import RETRY_AFTER_SECONDS, WORK_METHODS, Admission, Busy
 from mnemosyne.lib import blocking, outages
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
@@ -52,10 +55,18 @@ def client_address(scope: Scope) -> str:
 class MCPGate:
     """Wraps an MCP transport app (`app`); for stateless streamable HTTP also its JSON-response twin."""
 
-    def __init__(self, app: ASGIApp, *, transport: str, json_app: ASGIApp | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        transport: str,
+        json_app: ASGIApp | None = None,
+        admission: Admission | None = None,
+    ) -> None:
         self.app = app
         self.json_app = json_app
         self.transport = transport
+        self.admission = admission
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "GET":
@@ -69,6 +80,18 @@ class MCPGate:
         if isinstance(message, envelope.Rejected):
             await JSONResponse(message.payload(), status_code=400)(scope, receive, send)
             return
+        if self.admission is None or message.get("method") not in WORK_METHODS:
+            await self._post(scope, receive, send, body, message)
+            return
+        try:
+            async with self.admission.place():
+                await self._post(scope, receive, send, body, message)
+        except Busy as exc:
+            await busy(message, str(exc))(scope, receive, send)
+
+    async def _post(
+        self, scope: Scope, receive: Receive, send: Send, body: bytes, message: dict[str, Any]
+    ) -> None:
         asked = asked_of(message.get("method"), message.get("params"))
         try:
             decided = await blocking.run(self._decide, scope, asked)
@@ -120,6 +143,19 @@ def unavailable(message: dict[str, Any], reason: str) -> JSONResponse:
         {"jsonrpc": "2.0", "id": identifier, "error": {"code": blocking.UNAVAILABLE, "message": reason}},
         status_code=503,
         headers={"Retry-After": str(outages.RETRY_AFTER_SECONDS)},
+    )
+
+
+def busy(message: dict[str, Any], reason: str) -> JSONResponse:
+    """503 with Retry-After and a JSON-RPC error saying the server is busy (transports/admission.py)."""
+    return JSONResponse(
+        {
+            "jsonrpc": "2.0",
+            "id": message.get("id"),
+            "error": {"code": blocking.UNAVAILABLE, "message": reason},
+        },
+        status_code=503,
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
     )
 
 

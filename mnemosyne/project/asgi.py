@@ -56,6 +56,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 from access import access_policy, oauth_bearer  # noqa: E402
 from access.oauth.routes import oauth_routes  # noqa: E402
 from mcp_server.server import build_server  # noqa: E402
+from mcp_server.transports.admission import Admission  # noqa: E402
 from mcp_server.transports.challenges import WELL_KNOWN_PATH, protected_resource_metadata  # noqa: E402
 from mcp_server.transports.http_gate import MCPGate  # noqa: E402
 from mnemosyne.embedding import get_embedder  # noqa: E402
@@ -187,7 +188,12 @@ def build_app(*, owns_process: bool = True) -> Starlette:
     plain, streaming = managers
     # The body limit comes first: the gate reads the body.
     streamable = RequestBodyLimitMiddleware(
-        MCPGate(StreamableHTTPASGIApp(streaming), json_app=StreamableHTTPASGIApp(plain), transport="http"),
+        MCPGate(
+            StreamableHTTPASGIApp(streaming),
+            json_app=StreamableHTTPASGIApp(plain),
+            transport="http",
+            admission=Admission(settings.MCP_MAX_CALLS, settings.MCP_MAX_WAITING_CALLS),
+        ),
         limit,
     )
     sse_app = mcp.sse_app(

@@ -196,6 +196,11 @@ MCP_STREAM_IDLE_SECONDS = envint("MCP_STREAM_IDLE_SECONDS", 600, minimum=0)
 # A stream opened without a credential (listing tools needs none) is closed after this long, idle
 # or not (0: never).
 MCP_STREAM_UNAUTHENTICATED_SECONDS = envint("MCP_STREAM_UNAUTHENTICATED_SECONDS", 60, minimum=0)
+# Load shedding (mcp_server/transports/admission.py): calls that do work (tools, resource reads,
+# prompts, completions) one server process works on at once over streamable HTTP (0: no bound), and
+# how many more may queue for a place; a call that finds the queue full is answered 503 busy at once.
+MCP_MAX_CALLS = envint("MCP_MAX_CALLS", 32, minimum=0)
+MCP_MAX_WAITING_CALLS = envint("MCP_MAX_WAITING_CALLS", 64, minimum=0)
 MCP_AUTH_FAILURES_PER_MINUTE = envint("MCP_AUTH_FAILURES_PER_MINUTE", 20, minimum=0)
 ADMIN_LOGIN_FAILURES_PER_MINUTE = envint("ADMIN_LOGIN_FAILURES_PER_MINUTE", 5, minimum=0)
 CHUNK_STORE = envchoice("CHUNK_STORE", "filesystem", ("filesystem", "s3"))
