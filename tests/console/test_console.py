@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -175,9 +176,12 @@ def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
         assert page.locator("main table tbody th").all_inner_texts() == ["Manuals"]
         assert axe_violations(page) == []
         screenshot(page, "console-libraries")
+        # Each click navigates: wait for the next page to load before reading it.
         page.click("text=Manuals")
+        page.wait_for_url(re.compile(r"/console/libraries/[^/]+/$"))
         assert axe_violations(page) == []
         page.click("main table >> text=debian")
+        page.wait_for_url(re.compile(r"/console/collections/[^/]+/$"))
         assert page.locator("#items tbody tr").count() == 1
         page.fill("#q", "no such title")
         page.wait_for_selector("#items >> text=No items match")
@@ -188,10 +192,12 @@ def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
         assert axe_violations(page) == []
         screenshot(page, "console-collection")
         page.click(f"#items >> text={pdf.title}")
+        page.wait_for_url(re.compile(r"/console/items/[^/]+/$"))
         assert page.locator("table.chunks tbody tr").count() == pdf.chunk_count
         assert axe_violations(page) == []
         screenshot(page, "console-item", full_page=False)
         page.click("text=Read the text with the chunk boundaries drawn")
+        page.wait_for_selector(".inspected .boundary")
         assert page.locator(".inspected .boundary").count() == min(pdf.chunk_count, 100)
         assert page.locator(".inspected .overlap").count() > 0  # chunks overlap by CHUNK_OVERLAP_TOKENS
         assert axe_violations(page) == []
@@ -238,12 +244,18 @@ def test_a_hit_opens_at_its_passage_and_a_person_sees_only_their_libraries(
         keys.wait_for_url(f"{base}/console/")
         for link in ("Manuals", "debian", pdf.title, "Read the text with the chunk boundaries drawn"):
             _tab_to(keys, f"a:text-is('{link}')")
+            left = keys.url
             keys.keyboard.press("Enter")
-            keys.wait_for_load_state()
+            keys.wait_for_url(_elsewhere(left))  # the next page, loaded
         _tab_to(keys, "a.boundary#chunk-3")
         keys.keyboard.press("Enter")
         keys.wait_for_selector("rect.highlight")
         assert "/console/chunks/" in keys.url
+
+
+def _elsewhere(left: str) -> Callable[[str], bool]:
+    """For wait_for_url: any address but the page just left."""
+    return lambda url: url != left
 
 
 def test_untrusted_titles_text_and_file_names_render_as_text(
@@ -426,6 +438,7 @@ def test_an_editor_uploads_a_pdf_watches_it_read_retries_a_failure_and_deletes_w
 
         # The ingestion view: what was just read, with its time per stage; it polls by itself.
         page.click("text=Ingestion")
+        page.wait_for_url(re.compile(r"/console/ingestion/?$"))
         timed = page.locator("table.stages tbody tr").all_inner_texts()
         assert len(timed) == 3 and all(re.search(r"\d+\.\d{3}", row) for row in timed)
         assert "workers alive: 1" in page.locator(".counts").inner_text()
