@@ -27,9 +27,13 @@ WORKERS = 16
 def build(address: str) -> tuple[grpc.Server, int]:
     """A server listening on `address` (host:port; port 0 picks one), not yet started; its port."""
     limit = settings.MCP_MAX_REQUEST_BODY_BYTES  # as over HTTP
+    # Load shedding as over HTTP (transports/admission.py): at most the places and the queue in the
+    # server at once; grpcio answers the next RESOURCE_EXHAUSTED at once.
+    bound = settings.MCP_MAX_CALLS + settings.MCP_MAX_WAITING_CALLS if settings.MCP_MAX_CALLS > 0 else None
     server = grpc.server(
         ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="grpc"),
         options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],
+        maximum_concurrent_rpcs=bound,
     )
     service = ToolService()
     pb_grpc.add_ToolServiceServicer_to_server(service, server)

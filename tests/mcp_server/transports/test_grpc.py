@@ -7,6 +7,7 @@ import importlib.util
 import json
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,28 @@ def test_a_client_of_the_designs_own_proto_without_a_package_works(
     assert {tool.name for tool in listed.tools} == {spec.name for spec in TOOL_SPECS}
     assert called.success and "libraries" in json.loads(called.output)
     assert (unknown.success, unknown.message) == (False, "Tool 'nope' not found")
+
+
+@pytest.mark.slow
+def test_calls_beyond_the_servers_bound_are_refused_resource_exhausted(
+    django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory, token: str
+) -> None:
+    # One call in the server at once (MCP_MAX_CALLS 1, no queue): of calls made together, those that
+    # find it taken are refused at once, as over HTTP's 503 busy.
+    data_dir = tmp_path_factory.mktemp("grpc-bound")
+    extra = {"MCP_REQUIRE_AUTH": "true", "MCP_MAX_CALLS": "1", "MCP_MAX_WAITING_CALLS": "0"}
+    with django_db_blocker.unblock(), grpc_server(data_dir, extra) as target:
+
+        def one(_: int) -> grpc.StatusCode:
+            try:
+                call(target, "search", {"query": "restore the database"}, token)
+            except grpc.RpcError as exc:
+                return exc.code()
+            return grpc.StatusCode.OK
+
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            codes = list(pool.map(one, range(20)))
+        assert set(codes) <= {grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED}, codes
+        assert grpc.StatusCode.OK in codes and grpc.StatusCode.RESOURCE_EXHAUSTED in codes, codes
+        # Afterwards the place is free again.
+        assert call(target, "list_libraries", {}, token).success
