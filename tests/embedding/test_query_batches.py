@@ -99,20 +99,22 @@ def test_a_model_that_returns_too_few_vectors_is_asked_one_query_at_a_time() -> 
     assert calls == [["x"]]
 
 
+def _under(token: cancellation.Token, batches: QueryBatches, text: str) -> np.ndarray:
+    """`text` embedded for a call whose cancellation token is `token`."""
+    with cancellation.of(token):
+        return batches.embed(text)
+
+
 def test_a_query_whose_call_is_cancelled_while_it_waits_leaves_the_batch() -> None:
     model = Model()
     batches = QueryBatches(model.embed, bound=8)
     model.hold.clear()
     token = cancellation.Token()
 
-    def cancellable(text: str) -> np.ndarray:
-        with cancellation.of(token):
-            return batches.embed(text)
-
     with ThreadPoolExecutor(max_workers=3) as pool:
         first = pool.submit(batches.embed, "first")
         assert model.entered.wait(5)
-        dropped = pool.submit(cancellable, "dropped")
+        dropped = pool.submit(_under, token, batches, "dropped")
         _waiting(batches, 1)
         kept = pool.submit(batches.embed, "kept")
         _waiting(batches, 2)
@@ -134,12 +136,8 @@ def test_a_query_already_in_a_pass_when_cancelled_gets_its_vector() -> None:
     model.hold.clear()
     token = cancellation.Token()
 
-    def cancellable(text: str) -> np.ndarray:
-        with cancellation.of(token):
-            return batches.embed(text)
-
     with ThreadPoolExecutor(max_workers=1) as pool:
-        running = pool.submit(cancellable, "running")
+        running = pool.submit(_under, token, batches, "running")
         assert model.entered.wait(5)
         token.cancel()
         model.hold.set()
