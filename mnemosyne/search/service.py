@@ -259,9 +259,9 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
     if request.group_by is not None:
         # Grouped where the chunks are (read for the evidence already): each group (a page, a
         # document) is its best chunk, which alone is hydrated, collapsed and shaped below.
-        heads = group_heads([entry.key for entry in fused[: evidence.UNIT_POOL]], located, request.group_by)
-        members = dict(heads)
         by_key = {entry.key: entry for entry in fused[: evidence.UNIT_POOL]}
+        heads = group_heads(list(by_key), located, request.group_by)
+        members = dict(heads)
         ranked = [by_key[key] for key, _ in heads]
     head = ranked[:head_size]
     chunks = legs.hydrate(
