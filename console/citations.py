@@ -1,10 +1,10 @@
 """The citation viewer (/console/chunks/<chunk_uid>): a chunk in its document.
 
-A PDF chunk is shown on its page(s), drawn by the server (page_images.py), with the chunk's stored
-boxes over the passage: each an SVG rect carrying data-page and data-box="x0,y0,x1,y1" in the
-coordinates of get_chunk's `locations` (PDF points from the page's bottom left). Anything else is
-its text between its neighbours, the chunk marked and scrolled to (#passage). Breadcrumb, the
-neighbouring chunks and the original's download come with it.
+A PDF chunk is shown on its page(s), drawn by the server (mnemosyne/library/page_images.py), with
+the chunk's stored boxes over the passage: each an SVG rect carrying data-page and
+data-box="x0,y0,x1,y1" in the coordinates of get_chunk's `locations` (PDF points from the page's
+bottom left). Anything else is its text between its neighbours, the chunk marked and scrolled to
+(#passage). Breadcrumb, the neighbouring chunks and the original's download come with it.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from django.utils.http import content_disposition_header
 from access.principal import Principal
 from console.access import console_view, decide
 from console.item_text import pieces
-from console.page_images import NoPicture, PageSize, original, page_picture, page_size
 from mnemosyne.ingestion import formats
 from mnemosyne.library import chunk_reads, selectors
 from mnemosyne.library.models import Chunk, Item
+from mnemosyne.library.page_images import NoPicture, PageSize, original, page_picture, page_size
 from mnemosyne.library.sections import SECTION_SEPARATOR
 
 # A document without pages is shown as its text this many chunks either side of the cited one.

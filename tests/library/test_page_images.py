@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.page_images import NoPicture, _render
+from mnemosyne.library.page_images import NoPicture, _render
 from tests.conftest import FIXTURES
 
 
