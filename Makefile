@@ -78,7 +78,7 @@ pytest: node_modules/.installed browser
 
 # The docs' screenshots (docs/images), taken by the browser tests as they check the pages.
 screenshots: install-dev node_modules/.installed browser
-	MNEMOSYNE_SCREENSHOTS=$(CURDIR)/docs/images $(VENV)/bin/pytest tests/access/test_single_sign_on.py tests/console/test_console.py tests/console/test_console_search_browser.py tests/console/test_console_evaluation_browser.py
+	MNEMOSYNE_SCREENSHOTS=$(CURDIR)/docs/images $(VENV)/bin/pytest tests/access/test_single_sign_on.py tests/console/test_console.py tests/console/test_console_search_browser.py tests/console/test_console_evaluation_browser.py tests/mcp_server/test_evidence_app.py
 
 test: lint typecheck pytest
 

@@ -4,6 +4,9 @@ mnemosyne://libraries              every library with its collections (JSON)
 mnemosyne://library/{library_uid}  one library with its collections and item counts (JSON)
 mnemosyne://item/{item_uid}        an item and the outline of its chunks (JSON)
 mnemosyne://chunk/{chunk_uid}      a chunk's full text under a provenance header (Markdown)
+mnemosyne://item/{item_uid}/page/{number}
+                                   a PDF page as PNG, its size in points in `_meta.page`
+                                   (evidence_app.py; the evidence app draws the passage's boxes on it)
 mnemosyne://ingestion              items by status (failures with their reason) and upload jobs (JSON)
 """
 
@@ -18,6 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Resource
 
+from mcp_server import evidence_app
 from mcp_server.tools.ingestion import as_report
 from mnemosyne.ingestion.status import ingestion_status
 from mnemosyne.lib import blocking, outages
@@ -217,3 +221,11 @@ def register(server: MCPServer) -> None:
         "neighbouring chunks); cite its chunk_uid.",
         mime_type="text/markdown",
     )(chunk_markdown)
+    server.resource(
+        evidence_app.PAGE_TEMPLATE,
+        name="page",
+        title="A page",
+        description="A PDF item's page as a picture (PNG, 144 dpi), its size in PDF points in the contents' "
+        "_meta.page: get_chunk's locations are boxes on it, from its bottom left.",
+        mime_type="image/png",
+    )(evidence_app.page_picture_bytes)

@@ -48,8 +48,9 @@ class SentArguments(ArgModelBase):
         return {"sent": data if isinstance(data, dict) else {}}
 
 
-def mcp_tool(spec: ToolSpec, run: ToolRunner) -> Tool:
-    """The SDK's Tool for a spec: our schemas and hints; calls go to `run(ctx, spec, arguments)`."""
+def mcp_tool(spec: ToolSpec, run: ToolRunner, meta: dict[str, Any] | None = None) -> Tool:
+    """The SDK's Tool for a spec: our schemas and hints, `meta` added to its `_meta`; calls go to
+    `run(ctx, spec, arguments)`."""
 
     async def call(ctx: Context, sent: dict[str, Any]) -> CallToolResult:
         return await run(ctx, spec, sent)
@@ -64,7 +65,7 @@ def mcp_tool(spec: ToolSpec, run: ToolRunner) -> Tool:
         is_async=True,
         context_kwarg="ctx",
         annotations=spec.annotations,
-        meta={"version": spec.version, "writes": spec.writes},
+        meta={"version": spec.version, "writes": spec.writes, **(meta or {})},
     )
 
 

@@ -11,11 +11,12 @@ resources, prompts and completions. Tool calls go to the one tool-call path (too
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio.to_thread
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
@@ -32,7 +33,7 @@ from access import decision
 from access.decision import Allowed
 from access.principal import Principal
 from access.refusals import Refusal, clip
-from mcp_server import client_logging, completions, prompts, resources, sdk, tool_calls
+from mcp_server import client_logging, completions, evidence_app, prompts, resources, sdk, tool_calls
 from mcp_server.asked import asked_of, needs_caller
 from mcp_server.tool_calls import ToolCall
 from mcp_server.tools import catalog
@@ -166,6 +167,15 @@ class MnemosyneServer(MCPServer):
             )
         return await super().get_prompt(name, arguments, context)
 
+    async def read_resource(
+        self, uri: Any, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        # A page picture carries its size in points, which the SDK's templates cannot say per page.
+        page = evidence_app.page_reference(str(uri))
+        if page is not None:
+            return [await anyio.to_thread.run_sync(evidence_app.page_contents, *page)]
+        return await super().read_resource(uri, context)
+
     async def list_resources(self) -> list[Resource]:
         fixed = await super().list_resources()
         # library_resources reads as resources do: on a worker thread, bracketed (resources._reading).
@@ -179,8 +189,11 @@ def build_server(*, caller_source: CallerSource | None = None, transport: str = 
         title="Mnemosyne",
         version=SERVER_VERSION,
         instructions=INSTRUCTIONS,
-        tools=[sdk.mcp_tool(spec, run_tool) for spec in catalog.TOOL_SPECS],
+        tools=[
+            sdk.mcp_tool(spec, run_tool, evidence_app.tool_meta(spec.name)) for spec in catalog.TOOL_SPECS
+        ],
         middleware=[caller_middleware(caller_source, transport)],
+        extensions=[evidence_app.extension()],
     )
     resources.register(server)
     prompts.register(server)

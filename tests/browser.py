@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Frame, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -70,9 +70,9 @@ def in_thread(work: Callable[[], T]) -> T:
     return box["value"]
 
 
-def axe_violations(page: Page) -> list[dict[str, Any]]:
-    """axe-core's WCAG 2.1 A/AA violations on the page as it is now (run through the DevTools
-    protocol, which a page's Content-Security-Policy does not govern)."""
+def axe_violations(page: Page | Frame) -> list[dict[str, Any]]:
+    """axe-core's WCAG 2.1 A/AA violations on the page (or one frame of it) as it is now (run
+    through the DevTools protocol, which a page's Content-Security-Policy does not govern)."""
     page.evaluate(AXE.read_text(encoding="utf-8"))
     result = page.evaluate(
         "async () => await axe.run(document, {runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']})"

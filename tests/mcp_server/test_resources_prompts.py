@@ -51,6 +51,9 @@ def test_resources_list_the_libraries_and_read_library_item_and_chunk(
 
     out = run(scenario)
     listed = {str(r.uri): r for r in out["listed"].resources}
+    # The evidence app's page (MCP Apps) is listed beside the libraries.
+    app = listed.pop("ui://mnemosyne/evidence.html")
+    assert app.mime_type == "text/html;profile=mcp-app" and app.description
     assert set(listed) == {
         "mnemosyne://libraries",
         "mnemosyne://ingestion",
@@ -62,6 +65,7 @@ def test_resources_list_the_libraries_and_read_library_item_and_chunk(
         "mnemosyne://library/{library_uid}",
         "mnemosyne://item/{item_uid}",
         "mnemosyne://chunk/{chunk_uid}",
+        "mnemosyne://item/{item_uid}/page/{number}",
     }
 
     (entry,) = json.loads(read_text(out["libraries"]))["libraries"]
