@@ -28,12 +28,22 @@ from mcp.types import (
     Resource,
     TextContent,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from access import decision
 from access.decision import Allowed
 from access.principal import Principal
 from access.refusals import Refusal, clip
-from mcp_server import client_logging, completions, evidence_app, prompts, resources, sdk, tool_calls
+from mcp_server import (
+    cache_hints,
+    client_logging,
+    completions,
+    evidence_app,
+    prompts,
+    resources,
+    sdk,
+    tool_calls,
+)
 from mcp_server.asked import asked_of, needs_caller
 from mcp_server.tool_calls import ToolCall
 from mcp_server.tools import catalog
@@ -92,6 +102,10 @@ async def _with_caller(
         # Without a caller the whole surface is listed; with one, only what it may call.
         principal = allowed.principal
         result["tools"] = [tool for tool in result.get("tools", []) if _may_call(principal, tool.get("name"))]
+    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+    if ctx.method == "resources/read" and modern and isinstance(result, dict) and "contents" in result:
+        # The hint for what was read (cache_hints.py); the fields exist from 2026-07-28 on.
+        result = cache_hints.stamp_resource(result, str((ctx.params or {}).get("uri", "")))
     return result
 
 
@@ -194,6 +208,7 @@ def build_server(*, caller_source: CallerSource | None = None, transport: str = 
         ],
         middleware=[caller_middleware(caller_source, transport)],
         extensions=[evidence_app.extension()],
+        cache_hints=cache_hints.BY_METHOD,
     )
     resources.register(server)
     prompts.register(server)
