@@ -62,6 +62,7 @@ def test_anonymous_callers_read_only_the_allowed_libraries(
     assert hits and {hit["library"]["uid"] for hit in hits} == {public.uid}
     assert out["foreign"].is_error
     assert {str(r.uri) for r in out["resources"].resources} == {
+        "ui://mnemosyne/evidence.html",
         "mnemosyne://libraries",
         "mnemosyne://ingestion",
         f"mnemosyne://library/{public.uid}",

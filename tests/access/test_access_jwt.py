@@ -225,6 +225,7 @@ def test_a_confined_jwt_sees_only_its_libraries_in_resources(
     raw = keys["rsa-1"].sign(claims(libraries=[mine.uid]))
     listed = sse_payload(post(identity_server_url, rpc("resources/list"), raw))["result"]["resources"]
     assert {r["uri"] for r in listed} == {
+        "ui://mnemosyne/evidence.html",
         "mnemosyne://libraries",
         "mnemosyne://ingestion",
         f"mnemosyne://library/{mine.uid}",

@@ -156,6 +156,7 @@ def test_resources_show_a_confined_token_only_its_libraries(
     raw = tenants["confined"]
     listed = result_of(in_process_url, raw, "resources/list")["result"]["resources"]
     assert {r["uri"] for r in listed} == {
+        "ui://mnemosyne/evidence.html",
         "mnemosyne://libraries",
         "mnemosyne://ingestion",
         f"mnemosyne://library/{mine.uid}",
