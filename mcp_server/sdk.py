@@ -28,13 +28,13 @@ from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
-from mcp.types import CallToolResult, ErrorData, JSONRPCError
+from mcp.types import CallToolResult, ErrorData, InputRequiredResult, JSONRPCError
 from mcp_types import INVALID_REQUEST, PARSE_ERROR
 from pydantic import ValidationError, model_validator
 
 from mcp_server.tools.spec import ToolSpec
 
-ToolRunner = Callable[[Context, ToolSpec, dict[str, Any]], Awaitable[CallToolResult]]
+ToolRunner = Callable[[Context, ToolSpec, dict[str, Any]], Awaitable[CallToolResult | InputRequiredResult]]
 
 
 class SentArguments(ArgModelBase):
@@ -52,7 +52,7 @@ def mcp_tool(spec: ToolSpec, run: ToolRunner, meta: dict[str, Any] | None = None
     """The SDK's Tool for a spec: our schemas and hints, `meta` added to its `_meta`; calls go to
     `run(ctx, spec, arguments)`."""
 
-    async def call(ctx: Context, sent: dict[str, Any]) -> CallToolResult:
+    async def call(ctx: Context, sent: dict[str, Any]) -> CallToolResult | InputRequiredResult:
         return await run(ctx, spec, sent)
 
     return Tool(

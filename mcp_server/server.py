@@ -15,9 +15,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio.to_thread
+from django.utils.crypto import salted_hmac
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
@@ -38,6 +40,7 @@ from mcp_server import (
     cache_hints,
     client_logging,
     completions,
+    confirmations,
     evidence_app,
     prompts,
     resources,
@@ -134,11 +137,17 @@ def _refused(ctx: ServerRequestContext[Any, Any], refusal: Refusal) -> HandlerRe
     raise MCPError(INVALID_REQUEST, refusal.message)
 
 
-async def run_tool(ctx: Context, spec: ToolSpec, sent: dict[str, Any]) -> CallToolResult:
-    """An MCP tools/call, through the one tool-call path."""
+async def run_tool(
+    ctx: Context, spec: ToolSpec, sent: dict[str, Any]
+) -> CallToolResult | InputRequiredResult:
+    """An MCP tools/call, through the one tool-call path (a deletion confirmed by the person first,
+    when the client can ask: confirmations.py)."""
     allowed = decision.current()
     if allowed is None or allowed.spec is not spec:
         raise MCPError(INVALID_REQUEST, "this tool call has no caller")
+    instead = await confirmations.gate(ctx, allowed.principal, spec, sent)
+    if instead is not None:
+        return instead
     headers = ctx.headers or {}
     call = ToolCall(
         allowed=allowed,
@@ -196,6 +205,10 @@ class MnemosyneServer(MCPServer):
         return fixed + await anyio.to_thread.run_sync(resources.library_resources)
 
 
+def _request_state_key() -> bytes:
+    return salted_hmac("mnemosyne.request_state", "", algorithm="sha256").digest()
+
+
 def build_server(*, caller_source: CallerSource | None = None, transport: str = "http") -> MnemosyneServer:
     """The MCP server; `caller_source` resolves the caller of a transport without an HTTP gate."""
     server = MnemosyneServer(
@@ -209,6 +222,8 @@ def build_server(*, caller_source: CallerSource | None = None, transport: str = 
         middleware=[caller_middleware(caller_source, transport)],
         extensions=[evidence_app.extension()],
         cache_hints=cache_hints.BY_METHOD,
+        # Sealed with a key every worker shares (any worker answers a stateless retry).
+        request_state_security=RequestStateSecurity(keys=[_request_state_key()], audience=SERVER_NAME),
     )
     resources.register(server)
     prompts.register(server)

@@ -1,7 +1,8 @@
 """The official TypeScript SDK clients over streamable HTTP (sdk_clients/typescript_client.mjs):
 v2 negotiating 2026-07-28 and pinned to it, v1 on the 2025-11-25 handshake. Each lists tools,
 resources and prompts, calls search with its result validated against the output schema, and reads
-the evidence app's page; an unknown uid is the tool's error."""
+the evidence app's page; an unknown uid is the tool's error. And v2 asks its person before a
+deletion when the server asks it to (2026-07-28 multi-round-trip input)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 
+from access.services import create_token
 from mcp_server import evidence_app
-from mnemosyne.library.models import Collection, Library
+from mnemosyne.library.models import Collection, Item, Library
 from tests.server_fixtures import node_bin, node_env
 from tests.servers import ROOT
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 CLIENT = Path(__file__).parent / "sdk_clients" / "typescript_client.mjs"
+CONFIRM = Path(__file__).parent / "sdk_clients" / "typescript_confirm.mjs"
 
 
 def typescript_client(mode: str, url: str, token: str, home: Path) -> dict[str, Any]:
@@ -57,3 +61,31 @@ def test_the_typescript_sdk_client_lists_and_searches(
     assert seen["search"]["isError"] is False and seen["search"]["results"] > 0
     assert seen["app"] == {"mimeType": "text/html;profile=mcp-app", "bytes": len(evidence_app.html())}
     assert seen["bad_uid"]["isError"] is True and "chk_nowhere00000000" in seen["bad_uid"]["text"]
+
+
+def test_the_typescript_sdk_client_asks_its_person_before_a_deletion(
+    live_server_url: str, corpus: tuple[Library, Collection], tmp_path: Path
+) -> None:
+    _, collection = corpus
+    kept, gone = Item.objects.filter(collection=collection).order_by("pk")[:2]
+    user = User.objects.create(username="deleter")
+    _, token = create_token(user=user, name="write", scopes=["read", "write"])
+    said = {}
+    for item, answer in ((kept, "no"), (gone, "yes")):
+        command = [str(node_bin() / "node"), str(CONFIRM), f"{live_server_url}/mcp/", token, item.uid, answer]
+        done = subprocess.run(
+            command,
+            cwd=ROOT,
+            env=node_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        said[answer] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said["no"]["asked"] == [said["no"]["asked"][0]] and kept.title in said["no"]["asked"][0]
+    assert said["no"]["isError"] is True and "not deleted" in said["no"]["text"]
+    assert Item.objects.filter(pk=kept.pk).exists()
+    assert len(said["yes"]["asked"]) == 1 and said["yes"]["deleted"] is True
+    assert not Item.objects.filter(pk=gone.pk).exists()
