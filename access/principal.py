@@ -51,3 +51,11 @@ class Principal:
 
     def may_change(self, library_id: int) -> bool:
         return self.sees(library_id) and (self.editable_ids is None or library_id in self.editable_ids)
+
+    @property
+    def caller_key(self) -> str:
+        """Which caller this is, for what belongs to it (an upload it queued): the same token, the
+        same JWT subject or OAuth grant, else who it acts as ("local", "anonymous")."""
+        if self.token is not None:
+            return f"token:{self.token.pk}"
+        return self.subject or self.actor

@@ -10,6 +10,8 @@ from typing import Any
 from access.decision import READING_METHODS, Asked
 from mcp_server.tools import catalog
 
+TASK_METHODS = frozenset({"tasks/get", "tasks/cancel", "tasks/update"})
+
 
 def asked_of(method: object, params: Mapping[str, Any] | None) -> Asked:
     params = params or {}
@@ -22,8 +24,10 @@ def asked_of(method: object, params: Mapping[str, Any] | None) -> Asked:
             spec=catalog.spec_named(name),
             arguments=arguments if isinstance(arguments, Mapping) else {},
         )
-    return Asked(reads=method in READING_METHODS, lists_tools=method == "tools/list")
+    # Following one's own tasks (mcp_tasks.py) is reading: the caller must be known to see them.
+    reads = method in READING_METHODS or method in TASK_METHODS
+    return Asked(reads=reads, lists_tools=method == "tools/list")
 
 
 def needs_caller(method: str) -> bool:
-    return method in ("tools/call", "tools/list") or method in READING_METHODS
+    return method in ("tools/call", "tools/list") or method in READING_METHODS or method in TASK_METHODS

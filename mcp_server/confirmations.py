@@ -102,6 +102,5 @@ def _accepted(answer: Any) -> bool:
 
 def _fingerprint(caller: Principal, spec: ToolSpec, sent: dict[str, Any]) -> str:
     """This caller, this tool, these arguments: what a confirmation answers for."""
-    who = f"token:{caller.token.pk}" if caller.token is not None else caller.subject or caller.actor
-    raw = json.dumps([who, spec.name, sent], sort_keys=True, default=str)
+    raw = json.dumps([caller.caller_key, spec.name, sent], sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()

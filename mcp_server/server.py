@@ -42,6 +42,7 @@ from mcp_server import (
     completions,
     confirmations,
     evidence_app,
+    mcp_tasks,
     prompts,
     resources,
     sdk,
@@ -220,7 +221,7 @@ def build_server(*, caller_source: CallerSource | None = None, transport: str = 
             sdk.mcp_tool(spec, run_tool, evidence_app.tool_meta(spec.name)) for spec in catalog.TOOL_SPECS
         ],
         middleware=[caller_middleware(caller_source, transport)],
-        extensions=[evidence_app.extension()],
+        extensions=[evidence_app.extension(), mcp_tasks.Tasks()],
         cache_hints=cache_hints.BY_METHOD,
         # Sealed with a key every worker shares (any worker answers a stateless retry).
         request_state_security=RequestStateSecurity(keys=[_request_state_key()], audience=SERVER_NAME),

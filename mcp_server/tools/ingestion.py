@@ -27,8 +27,12 @@ class JobStatus(BaseModel):
     job_id: str
     title: str
     collection: CollectionRef
-    status: str = Field(description="queued, running, complete or failed.")
-    error: str = Field(description="Why it failed (empty unless failed).")
+    status: str = Field(description="queued, running, complete, failed or cancelled.")
+    progress: str = Field(
+        default="",
+        description="Where it is, in words, e.g. 'embedded 256 of 812 chunks' (empty when not known).",
+    )
+    error: str = Field(description="Why it failed or that it was cancelled (empty otherwise).")
     item_uid: str | None = Field(description="The item it created or updated, once complete.")
     outcome: str = Field(description="created, updated or unchanged, once complete.")
     size: int = Field(description="Bytes uploaded.")
@@ -125,6 +129,7 @@ def as_report(report: IngestionStatus) -> IngestionReport:
                 title=state.job.title,
                 collection=CollectionRef(uid=state.job.collection.uid, name=state.job.collection.name),
                 status=state.job.status,
+                progress=state.job.progress,
                 error=state.job.error,
                 item_uid=state.job.item.uid if state.job.item else None,
                 outcome=state.job.outcome,

@@ -14,6 +14,7 @@ from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import formats, tasks, uploads
 from mnemosyne.ingestion.outcomes import Outcome
 from mnemosyne.library import selectors, services
+from mnemosyne.library.models import Item
 from mnemosyne.storage import get_chunk_store
 
 TEXT_MIME_TYPES = formats.TEXT_MIME_TYPES
@@ -132,6 +133,7 @@ def upsert_item(caller: Principal, args: UpsertItemArguments) -> UpsertResult:
             external_id=args.external_id,
             metadata=args.metadata,
             document=args.document.model_dump(exclude_none=True) if args.document else None,
+            requested_by=caller.caller_key,
         )
         found = formats.by_mime_type(mime_type)
         return UpsertResult(
@@ -157,14 +159,18 @@ def upsert_item(caller: Principal, args: UpsertItemArguments) -> UpsertResult:
         embedder=get_embedder(),
         store=get_chunk_store(),
     )
-    item = outcome.item
+    return upserted(outcome.item, STATUS_OF[outcome.outcome], outcome.chunk_count, args.external_id)
+
+
+def upserted(item: Item, status: str, chunk_count: int, external_id: str | None) -> UpsertResult:
+    """What upsert_item answers for an item it wrote (now, or in a background job: mcp_tasks.py)."""
     return UpsertResult(
         item_uid=item.uid,
-        status=STATUS_OF[outcome.outcome],
-        chunk_count=outcome.chunk_count,
+        status=status,  # type: ignore[arg-type]
+        chunk_count=chunk_count,
         title=item.title,
         item_type=item.item_type,
-        external_id=args.external_id,
+        external_id=external_id,
         source=item.source,
         embedding_status=item.embedding_status,
         collection=CollectionRef(uid=item.collection.uid, name=item.collection.name),

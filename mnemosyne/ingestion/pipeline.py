@@ -16,6 +16,7 @@ again one per transaction, so one bad item fails alone with the reason and never
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import logging
 import time
@@ -34,6 +35,7 @@ from mnemosyne.ingestion.item_context import given_by_item
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, ingest_config_signature, up_to_date
 from mnemosyne.ingestion.planning import PlannedChunk, page_texts, plan_chunks, with_document
 from mnemosyne.ingestion.services import ItemChunks, forget_logged_statements, record_stages, replace_chunks
+from mnemosyne.lib import cancellation, progress
 from mnemosyne.lib.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
 from mnemosyne.library import services, vector_models
 from mnemosyne.library.models import Collection, Item
@@ -45,6 +47,8 @@ logger = logging.getLogger(__name__)
 
 # Chunks embedded per call to the model when documents are batched together.
 EMBED_BATCH_CHUNKS = 128
+# Chunks embedded in one call to the model, between two progress reports and cancellation checks.
+EMBED_SLICE = 128
 # Documents per batch at most, however few chunks they have (bounds a batch's statements).
 BATCH_DOCUMENTS = 256
 
@@ -123,7 +127,10 @@ def ingest_documents(
             batch = _claim(group, collection=collection, signature=signature)
             inputs = [chunk.embedding_input for entry in batch.claimed for chunk in entry.chunks]
             if inputs:
-                batch.vectors = model_thread.submit(_embedded, embedder, inputs)
+                # In the model's thread with this one's context: the caller's progress and cancellation.
+                batch.vectors = model_thread.submit(
+                    contextvars.copy_context().run, _embedded, embedder, inputs
+                )
             if in_flight is not None:
                 yield from (_report(r, on_progress) for r in _finish(in_flight, store, signature, model))
             in_flight = batch
@@ -216,8 +223,14 @@ def _plan(document: DocumentInput, embedder: Embedder, profile: Profile) -> _Pla
 
 
 def _embedded(embedder: Embedder, inputs: list[str]) -> tuple[list[list[float]], float]:
+    """The inputs' vectors, EMBED_SLICE at a time: between slices the work says how far it is and
+    stops if its caller cancelled (lib/progress.py, lib/cancellation.py)."""
     started = time.perf_counter()
-    vectors = embedder.embed_batch(inputs)
+    vectors: list[list[float]] = []
+    for start in range(0, len(inputs), EMBED_SLICE):
+        cancellation.check()
+        vectors.extend(embedder.embed_batch(inputs[start : start + EMBED_SLICE]))
+        progress.report(f"embedded {len(vectors)} of {len(inputs)} chunks")
     return vectors, time.perf_counter() - started
 
 
@@ -291,6 +304,8 @@ def _finish(batch: _Batch, store: ChunkStore, signature: str, model: _Model) -> 
         return batch.results
     try:
         vectors, embed_seconds = batch.vectors.result()
+    except cancellation.Cancelled as exc:
+        return batch.results + [_stopped(entry, exc) for entry in batch.claimed]
     except Exception as exc:
         logger.exception("embedding a batch of %d documents failed", len(batch.claimed))
         return batch.results + [_fail(entry.item, entry.document.source, exc) for entry in batch.claimed]
@@ -414,6 +429,18 @@ def _written(claim: _Claimed, entry: ItemChunks) -> IngestResult:
     outcome = Outcome.CREATED if claim.created else Outcome.UPDATED
     notes = reading_notes.in_words(claim.document.parsed)
     return IngestResult(claim.document.source, outcome, claim.item.uid, len(entry.chunks), notes=notes)
+
+
+def _stopped(claimed: _Claimed, exc: cancellation.Cancelled) -> IngestResult:
+    """Its caller stopped it before its chunks were written: a new item fails (and is removed by
+    whoever created it, as uploads do); one that was there keeps its status and its chunks."""
+    if claimed.created:
+        return _fail(claimed.item, claimed.document.source, exc)
+    before = claimed.item
+    Item.objects.filter(pk=before.pk).update(
+        embedding_status=before.embedding_status, embedding_error=before.embedding_error
+    )
+    return IngestResult(claimed.document.source, Outcome.FAILED, before.uid, error=str(exc))
 
 
 def _fail(item: Item, source: str, exc: BaseException) -> IngestResult:

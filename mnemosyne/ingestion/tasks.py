@@ -146,9 +146,10 @@ def enqueue_upload(
     external_id: str | None = None,
     metadata: Mapping[str, object] | None = None,
     document: Mapping[str, object] | None = None,
+    requested_by: str = "",
 ) -> IngestJob:
-    """Queue an upload (upload_jobs.py); refused at once (InvalidArgument) for what can be told
-    without parsing it."""
+    """Queue an upload (upload_jobs.py) for `requested_by` (access.principal's caller_key); refused
+    at once (InvalidArgument) for what can be told without parsing it."""
     title, _ = uploads.check_upload(title=title, content=content, mime_type=mime_type)
     uploads.check_document(document, title=title)
     if external_id is not None:
@@ -163,6 +164,9 @@ def enqueue_upload(
             document=dict(document or {}),
             content=content,
             size=len(content),
+            requested_by=requested_by,
+            progress="waiting for a worker",
+            updated_at=timezone.now(),
         )
         ingest_upload.enqueue(job_uid=job.uid)
     return job

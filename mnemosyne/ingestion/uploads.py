@@ -16,6 +16,7 @@ from mnemosyne.ingestion import formats
 from mnemosyne.ingestion.intake import Read, Refused, read_input
 from mnemosyne.ingestion.outcomes import Outcome
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_document
+from mnemosyne.lib import cancellation, progress
 from mnemosyne.library import services
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Collection, Item
@@ -109,6 +110,9 @@ def upsert_item(
     )
     if isinstance(read, Refused):
         raise InvalidArgument(f"cannot ingest the content: {read.reason}")
+    # Read: a cancelled upload stops here, before anything is written.
+    cancellation.check()
+    progress.report("read the document; embedding its chunks")
     assert isinstance(read, DocumentInput)  # no `unchanged` lookup: never an earlier result
     parsed, digest = read.parsed, read.digest
     # Uploads of one item run one at a time: the same call made twice at once creates the item

@@ -74,3 +74,10 @@ def of(token: Token) -> Iterator[None]:
         yield
     finally:
         _current.reset(reset)
+
+
+def check() -> None:
+    """Raise Cancelled when the current call has been cancelled: long work asks between steps."""
+    token = _current.get()
+    if token is not None and token.cancelled:
+        raise Cancelled()

@@ -315,6 +315,8 @@ class IngestJob(models.Model):
         RUNNING = "running", "Running"
         COMPLETE = "complete", "Complete"
         FAILED = "failed", "Failed"
+        # Cancelled by whoever asked for it, before or while it ran; nothing of it was kept.
+        CANCELLED = "cancelled", "Cancelled"
 
     uid = models.CharField(max_length=32, unique=True, default=uids.new_job_uid, editable=False)
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="jobs")
@@ -335,6 +337,13 @@ class IngestJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Who asked for it (access.principal's caller_key): only they follow it as an MCP task.
+    requested_by = models.CharField(max_length=200, blank=True, default="")
+    # Where the work is, in words ("embedding 256 of 812 chunks"), and when it last moved.
+    progress = models.CharField(max_length=200, blank=True, default="")
+    updated_at = models.DateTimeField(null=True, blank=True)
+    # Asked to stop while running: the worker stops at its next step and keeps nothing.
+    cancel_requested = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]

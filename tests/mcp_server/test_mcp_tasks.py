@@ -1,0 +1,223 @@
+"""Long uploads as MCP tasks (2026-07-28 Tasks extension, mcp_server/mcp_tasks.py), against uvicorn
+and a real `db_worker`: the extension's own TypeScript client (@modelcontextprotocol/ext-tasks)
+uploads a 300-page PDF and follows the task to its result, and cancels a second one midway with
+nothing of it kept; over HTTP, another caller's task is an unknown one, a cancelled task queried
+again says so, and input is refused. In process, a cancel that arrives while the chunks are being
+embedded stops there and removes the new item."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from access.services import create_token
+from mnemosyne.embedding import Embedder
+from mnemosyne.ingestion import tasks, upload_jobs
+from mnemosyne.library.models import Chunk, Collection, IngestJob, Item
+from mnemosyne.library.services import ensure_collection, ensure_library
+from tests.documents import pdf_bytes
+from tests.mcp_server.clients import MODERN, post, rpc, sse_payload
+from tests.server_fixtures import node_bin, node_env
+from tests.servers import ROOT, db_worker
+from tests.stand_in_embedder import StandInEmbedder
+
+pytestmark = pytest.mark.django_db(transaction=True)
+CLIENT = Path(__file__).parent / "sdk_clients" / "typescript_tasks.mjs"
+WORDS = [
+    "harbour",
+    "vessel",
+    "pilot",
+    "berth",
+    "cargo",
+    "quarantine",
+    "tide",
+    "anchor",
+    "crane",
+    "customs",
+    "manifest",
+    "ledger",
+    "dock",
+]
+TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def manual(pages: int, seed: int) -> bytes:
+    """A text PDF of `pages` pages, eight lines each, its words drawn by `seed`."""
+    draw = random.Random(seed)
+    lines = [
+        [f"Rule {page}.{line}: " + " ".join(draw.choice(WORDS) for _ in range(14)) for line in range(8)]
+        for page in range(pages)
+    ]
+    return pdf_bytes(lines, title=f"Harbour manual {seed}")
+
+
+def modern(method: str, params: dict[str, Any], token: str, base: str) -> dict[str, Any]:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": TASKS,
+    }
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+    if method == "tools/call":
+        headers["Mcp-Name"] = params["name"]
+    return sse_payload(post(base, rpc(method, {**params, "_meta": meta}), token, headers=headers))
+
+
+@pytest.fixture
+def worker(shared_data_dir: Path) -> Iterator[None]:
+    with db_worker(shared_data_dir, log_name="tasks-worker"):
+        yield
+
+
+@pytest.mark.slow
+def test_the_tasks_client_follows_an_upload_to_its_result_and_cancels_another_midway(
+    live_server_url: str, worker: None, embedder: Embedder, tmp_path: Path
+) -> None:
+    collection = ensure_collection(library=ensure_library(name="Harbour"), name="manuals")
+    user = User.objects.create(username="uploader")
+    _, token = create_token(user=user, name="write", scopes=["read", "write"])
+    seen = {}
+    for mode, seed in (("complete", 1), ("cancel", 2)):
+        path = tmp_path / f"manual-{seed}.pdf"
+        path.write_bytes(manual(300, seed))
+        command = [
+            str(node_bin() / "node"),
+            str(CLIENT),
+            f"{live_server_url}/mcp/",
+            token,
+            collection.uid,
+            str(path),
+            mode,
+        ]
+        done = subprocess.run(
+            command,
+            cwd=ROOT,
+            env=node_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        seen[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+
+    finished = seen["complete"]
+    assert finished["kind"] == "task" and finished["outcome"] == "completed"
+    assert {step["status"] for step in finished["seen"][:-1]} == {"working"}
+    assert any(step["message"] for step in finished["seen"])
+    result = finished["structured"]
+    assert result["status"] == "created" and result["chunk_count"] > 300 and result["item_type"] == "pdf"
+    item = Item.objects.get(uid=result["item_uid"])
+    assert Chunk.objects.filter(item=item).count() == result["chunk_count"]
+    assert IngestJob.objects.get(uid=finished["taskId"]).status == IngestJob.Status.COMPLETE
+
+    stopped = seen["cancel"]
+    assert stopped["kind"] == "task" and stopped["outcome"] == "cancelled"
+    # Cancelling is cooperative (the client's lifetime ends with the server's acknowledgement): the
+    # worker stops at its next step.
+    job = _settled(stopped["taskId"])
+    assert job.status == IngestJob.Status.CANCELLED and job.item is None and bytes(job.content) == b""
+    # Nothing of it was kept: the manuals collection holds the first upload only.
+    assert list(Item.objects.filter(collection=collection)) == [item]
+    assert Chunk.objects.filter(item__collection=collection).exclude(item=item).count() == 0
+
+
+def _settled(job_uid: str) -> IngestJob:
+    deadline = time.monotonic() + 120
+    while True:
+        job = IngestJob.objects.get(uid=job_uid)
+        if (
+            job.status not in (IngestJob.Status.QUEUED, IngestJob.Status.RUNNING)
+            or time.monotonic() > deadline
+        ):
+            return job
+        time.sleep(0.2)
+
+
+def test_a_task_is_its_callers_and_says_how_it_ended(
+    in_process_url: str, corpus: tuple[Any, Collection]
+) -> None:
+    _, collection = corpus
+    owner = User.objects.create(username="owner")
+    _, mine = create_token(user=owner, name="mine", scopes=["read", "write"])
+    _, theirs = create_token(user=owner, name="theirs", scopes=["read", "write"])
+    upload = {
+        "name": "upsert_item",
+        "arguments": {
+            "collection_uid": collection.uid,
+            "title": "Tides",
+            "text": "# Tides\n\nHigh water.",
+            "background": True,
+        },
+    }
+    created = modern("tools/call", upload, mine, in_process_url)["result"]
+    assert created["resultType"] == "task" and created["status"] == "working"
+    task_id = created["taskId"]
+    assert created["statusMessage"] == "waiting for a worker" and created["pollIntervalMs"] == 1000
+
+    unknown = modern("tasks/get", {"taskId": "job_nowhere0000000"}, mine, in_process_url)["error"]
+    other = modern("tasks/get", {"taskId": task_id}, theirs, in_process_url)["error"]
+    assert unknown["code"] == other["code"] == -32602
+    assert other["message"].replace(task_id, "ID") == unknown["message"].replace("job_nowhere0000000", "ID")
+    assert "error" in modern("tasks/cancel", {"taskId": task_id}, theirs, in_process_url)
+
+    refused = modern("tasks/update", {"taskId": task_id, "inputResponses": {}}, mine, in_process_url)["error"]
+    assert refused["code"] == -32602 and "input" in refused["message"]
+
+    assert (
+        modern("tasks/cancel", {"taskId": task_id}, mine, in_process_url)["result"]["resultType"]
+        == "complete"
+    )
+    again = modern("tasks/get", {"taskId": task_id}, mine, in_process_url)["result"]
+    assert again["status"] == "cancelled" and again["resultType"] == "complete"
+    assert IngestJob.objects.get(uid=task_id).status == IngestJob.Status.CANCELLED
+    # The upload was never run: the worker finds nothing queued.
+    assert upload_jobs.run_upload(task_id) == {"job_id": task_id, "skipped": "not queued"}
+    assert not Item.objects.filter(title="Tides").exists()
+
+    # Without the extension (or on 2025-11-25) the upload is queued as before.
+    legacy = sse_payload(post(in_process_url, rpc("tools/call", upload), mine))["result"]
+    assert legacy["structuredContent"]["status"] == "queued" and "taskId" not in legacy
+
+
+class _SlowEmbedder(StandInEmbedder):
+    """The stand-in model, a tenth of a second a call; the first call asks the job to stop."""
+
+    def __init__(self, job_uid: str) -> None:
+        super().__init__()
+        self.job_uid = job_uid
+        self.calls = 0
+
+    def embed_batch(self, texts: Any) -> list[list[float]]:
+        self.calls += 1
+        if self.calls == 1:
+            upload_jobs.cancel(self.job_uid)
+        time.sleep(0.1)
+        return super().embed_batch(texts)
+
+
+def test_a_cancel_while_embedding_stops_there_and_keeps_nothing(
+    corpus: tuple[Any, Collection], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, collection = corpus
+    job = tasks.enqueue_upload(
+        collection=collection, title="Long manual", content=manual(40, 3), mime_type="application/pdf"
+    )
+    slow = _SlowEmbedder(job.uid)
+    monkeypatch.setattr(upload_jobs, "WATCH_SECONDS", 0.01)
+    monkeypatch.setattr(upload_jobs, "get_embedder", lambda: slow)
+    monkeypatch.setattr("mnemosyne.ingestion.pipeline.EMBED_SLICE", 8)
+
+    assert upload_jobs.run_upload(job.uid) == {"job_id": job.uid, "status": "cancelled"}
+    job.refresh_from_db()
+    assert job.status == IngestJob.Status.CANCELLED and job.progress == "cancelled"
+    # Stopped after a slice or two of many, and the item it had begun is gone.
+    assert 1 <= slow.calls < 5
+    assert not Item.objects.filter(title="Long manual").exists()
