@@ -101,6 +101,7 @@ def tokens(request: HttpRequest, principal: Principal) -> HttpResponse:
             "created": created[0] if created else None,
             "raw": created[1] if created else "",
             "configs": _configs(mcp_url, created[1]) if created else [],
+            "install_links": _install_links(mcp_url, created[1]) if created else [],
             "own": MCPToken.objects.filter(user=user)
             .prefetch_related("libraries")
             .order_by("-created_at")[:LISTED],
@@ -134,6 +135,14 @@ def _configs(url: str, raw: str) -> list[Config]:
         ),
         Config("Cursor (.cursor/mcp.json)", json.dumps(client_configs.cursor_config(url, raw), indent=2)),
         Config("VS Code (.vscode/mcp.json)", json.dumps(client_configs.vscode_config(url, raw), indent=2)),
+    ]
+
+
+def _install_links(url: str, raw: str) -> list[tuple[str, str]]:
+    """One-click installs, where hosts offer them: (label, link)."""
+    return [
+        ("Install in Cursor", client_configs.cursor_install_link(url, raw)),
+        ("Install in VS Code", client_configs.vscode_install_link(url, raw)),
     ]
 
 

@@ -1,13 +1,16 @@
 """The client configurations `make run` prints (and docs/clients.md shows): Claude Desktop over
 stdio with this checkout's own Python (no Node.js), Claude Desktop through `mcp-remote` for a
-server elsewhere, and Claude Code over HTTP; the console adds Cursor's and VS Code's."""
+server elsewhere, Claude Code over HTTP, and Cursor's and VS Code's one-click install links; the
+console adds Cursor's and VS Code's configuration files."""
 
 from __future__ import annotations
 
+import base64
 import json
 import shlex
 import sys
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 
@@ -56,6 +59,18 @@ def vscode_config(url: str, token: str | None) -> dict[str, Any]:
     return {"servers": {"mnemosyne": server}}
 
 
+def cursor_install_link(url: str, token: str | None) -> str:
+    """Cursor's one-click install: its deep link, the server's configuration base64-encoded."""
+    config = json.dumps(cursor_config(url, token)["mcpServers"]["mnemosyne"]).encode()
+    return f"cursor://anysphere.cursor-deeplink/mcp/install?name=mnemosyne&config={quote(base64.b64encode(config))}"
+
+
+def vscode_install_link(url: str, token: str | None) -> str:
+    """VS Code's one-click install: `vscode:mcp/install?` and the server's configuration as JSON."""
+    server = {"name": "mnemosyne", **vscode_config(url, token)["servers"]["mnemosyne"]}
+    return f"vscode:mcp/install?{quote(json.dumps(server), safe='')}"
+
+
 def describe(url: str, token: str | None) -> list[str]:
     return [
         "Claude Desktop (claude_desktop_config.json), over stdio with this checkout's Python:",
@@ -64,4 +79,8 @@ def describe(url: str, token: str | None) -> list[str]:
         json.dumps(remote_config(url, token), indent=2),
         "Claude Code:",
         claude_code_command(url, token),
+        "Cursor, one click (open the link):",
+        cursor_install_link(url, token),
+        "VS Code, one click (open the link):",
+        vscode_install_link(url, token),
     ]

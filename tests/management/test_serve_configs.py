@@ -3,11 +3,13 @@ restarts, and client configs that parse and point at real things."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import shlex
 import sys
 from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 from django.contrib.auth import authenticate as django_authenticate
@@ -72,6 +74,27 @@ def test_every_printed_config_parses_and_points_at_real_things() -> None:
     ]
     local = json.loads(client_configs.describe(URL, None)[1])["mcpServers"]["mnemosyne"]
     assert local["args"][1:] == ["mcp_stdio", "--local"] and "env" not in local
+    # The one-click links carry the same configuration as the files, as each host reads it.
+    cursor = urlsplit(lines[7])
+    assert (cursor.scheme, cursor.netloc, cursor.path) == (
+        "cursor",
+        "anysphere.cursor-deeplink",
+        "/mcp/install",
+    )
+    asked = parse_qs(cursor.query)
+    assert asked["name"] == ["mnemosyne"]
+    assert (
+        json.loads(base64.b64decode(asked["config"][0]))
+        == client_configs.cursor_config(URL, "mnem_example")["mcpServers"]["mnemosyne"]
+    )
+    assert lines[9].startswith("vscode:mcp/install?")
+    vscode = json.loads(unquote(lines[9].removeprefix("vscode:mcp/install?")))
+    assert vscode == {
+        "name": "mnemosyne",
+        "type": "http",
+        "url": URL,
+        "headers": {"Authorization": "Bearer mnem_example"},
+    }
 
 
 def test_the_console_sign_in_it_prints_works_and_survives_a_restart(shared_data_dir: Path) -> None:
