@@ -23,6 +23,7 @@ tool call then runs through tool_calls.execute, which never decides again.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -233,8 +234,9 @@ def decide(
         return _throttled(throttled)
     found: Principal | Refusal | None = None
     if credential or settings.MCP_REQUIRE_AUTH:
+        began = time.monotonic()
         found = identify.identify(credential)
-        outages.succeeded(Dependency.DATABASE)  # identifying the caller read it
+        outages.succeeded(Dependency.DATABASE, began)  # identifying the caller read it
         if credential and isinstance(found, Refusal) and found.failure in _BAD_CREDENTIAL:
             wait = throttles.failed(throttles.AUTH, address) if settings.MCP_REQUIRE_AUTH else None
             if wait is not None:

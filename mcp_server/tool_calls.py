@@ -150,6 +150,7 @@ def logged_call(call: ToolCall, answer: ToolAnswer | None, refused: str, seconds
 
 
 def _run(spec: ToolSpec, call: ToolCall, started: float) -> ToolAnswer:
+    began = time.monotonic()
     arguments = validated(spec, call.arguments)
     caller = call.allowed.principal
     sent = dict(call.arguments)
@@ -172,7 +173,7 @@ def _run(spec: ToolSpec, call: ToolCall, started: float) -> ToolAnswer:
                 ),
             }
             answer = ToolAnswer(spec.render(result), structured, attachments, meta)
-        outages.succeeded(Dependency.DATABASE)
+        outages.succeeded(Dependency.DATABASE, began)
         return answer
     except cursors.InvalidCursor as exc:
         raise InvalidToolArguments(f"Invalid arguments for tool {spec.name}: cursor: {exc}") from None

@@ -75,12 +75,17 @@ def failed(dependency: Dependency, exc: BaseException) -> str:
     return message(dependency)
 
 
-def succeeded(dependency: Dependency) -> None:
-    """Record that `dependency` answered; ends its outage, if any, with one line."""
+def succeeded(dependency: Dependency, began: float) -> None:
+    """Record that `dependency` answered work begun at `began` (time.monotonic()); ends its outage,
+    if any, with one line. Work begun before the outage started proves nothing of it: under load a
+    request that read the database just before it went away can finish after the first failure."""
     if dependency not in _outages:  # the common case, without the lock
         return
     with _lock:
-        outage = _outages.pop(dependency, None)
+        outage = _outages.get(dependency)
+        if outage is None or began < outage.started:
+            return
+        del _outages[dependency]
     if outage is not None:
         logger.warning(
             "%s is available again after %.1f s (%d failed requests)",
@@ -126,12 +131,13 @@ class Watched:
             return attribute
 
         def watched(*args: object, **kwargs: object) -> object:
+            began = time.monotonic()
             try:
                 result = attribute(*args, **kwargs)
             except self._errors as exc:
                 failed(self._dependency, exc)
                 raise
-            succeeded(self._dependency)
+            succeeded(self._dependency, began)
             return result
 
         return watched

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 from collections.abc import AsyncIterator
 from typing import cast
 
@@ -101,6 +102,7 @@ def _ping_database() -> None:
 
 
 async def health(request: Request) -> Response:
+    began = time.monotonic()
     try:
         await blocking.run(_ping_database)
     except blocking.Unavailable:  # logged once per outage (mnemosyne.lib.outages)
@@ -108,7 +110,7 @@ async def health(request: Request) -> Response:
     except Exception:
         logger.exception("health check: the database did not answer")
         return _unhealthy()
-    outages.succeeded(Dependency.DATABASE)
+    outages.succeeded(Dependency.DATABASE, began)
     return JSONResponse({"status": "ok"})
 
 

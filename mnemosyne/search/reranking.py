@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -35,12 +36,13 @@ def rerank_hits(query: str, hits: Sequence[RankedHit], *, requested: bool) -> Re
     if not hits:
         return RerankOutcome([], False, "nothing to rerank")
     top_n = settings.RERANK_TOP_N
+    began = time.monotonic()
     try:
         order = rerank_order(query, [chunk_text(hit.chunk) for hit in hits[:top_n]], reranker, top_n)
     except RerankError as exc:
         outages.failed(Dependency.RERANKER, exc)  # logged once per outage
         return RerankOutcome(list(hits), False, f"rerank failed ({exc}); results are in fused order")
-    outages.succeeded(Dependency.RERANKER)
+    outages.succeeded(Dependency.RERANKER, began)
     reranked = [replace(hits[index], rerank_score=score) for index, score in order]
     return RerankOutcome(
         reranked + list(hits[top_n:]), True, f"top {len(reranked)} reranked by {reranker.name}"
