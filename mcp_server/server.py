@@ -7,6 +7,10 @@ every request. The middleware makes the decision current for the handlers, answe
 that belongs inside the protocol (an unknown tool, a uid the caller cannot see, a library it may
 not change), lists only the tools the caller may call, and sets its library boundary around
 resources, prompts and completions. Tool calls go to the one tool-call path (tool_calls.execute).
+
+Beside them, on the SDK's hooks: the evidence app (MCP Apps, evidence_app.py) and long uploads as
+tasks (mcp_tasks.py) as extensions, 2026-07-28's cache hints (cache_hints.py), and a deletion the
+person confirms first (confirmations.py), its request state sealed with a key every worker shares.
 """
 
 from __future__ import annotations

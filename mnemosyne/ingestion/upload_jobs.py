@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from django.db import close_old_connections, connection
+from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from mnemosyne.embedding import get_embedder
@@ -56,12 +56,14 @@ def run_upload(job_uid: str) -> dict[str, object]:
                 store=get_chunk_store(),
             )
     except (cancellation.Cancelled, InvalidArgument) as exc:
+        watcher.stop()  # before the job's last word, which no progress may overwrite
         if token.cancelled:
             _finish(job, IngestJob.Status.CANCELLED, error=CANCELLED_ERROR, progress="cancelled")
             return {"job_id": job_uid, "status": "cancelled"}
         _finish(job, IngestJob.Status.FAILED, error=str(exc), progress="failed")
         return {"job_id": job_uid, "status": "failed", "error": str(exc)}
     except Exception as exc:
+        watcher.stop()
         logger.exception("ingest job %s failed", job_uid)
         _finish(
             job,
@@ -70,8 +72,7 @@ def run_upload(job_uid: str) -> dict[str, object]:
             progress="failed",
         )
         raise
-    finally:
-        watcher.stop()
+    watcher.stop()
     _finish(job, IngestJob.Status.COMPLETE, item=result.item, outcome=result.outcome.value, progress="done")
     return {"job_id": job_uid, "status": "complete", "item_uid": result.item.uid}
 
@@ -112,6 +113,7 @@ class _Watcher:
             self._said = text[:200]
 
     def stop(self) -> None:
+        """Stop watching, once the last write is done (again: nothing)."""
         self._stopped.set()
         self._thread.join()
 
@@ -121,7 +123,11 @@ class _Watcher:
             while not self._stopped.wait(WATCH_SECONDS):
                 with self._lock:
                     said = self._said
-                written = self._write(said, written)
+                try:
+                    written = self._write(said, written)
+                except DatabaseError:
+                    # The job's own work meets the outage and says so; watching resumes after it.
+                    continue
         finally:
             connection.close()
 
