@@ -223,9 +223,14 @@ def _plan(document: DocumentInput, embedder: Embedder, profile: Profile) -> _Pla
 
 
 def _embedded(embedder: Embedder, inputs: list[str]) -> tuple[list[list[float]], float]:
-    """The inputs' vectors, EMBED_SLICE at a time: between slices the work says how far it is and
-    stops if its caller cancelled (lib/progress.py, lib/cancellation.py)."""
+    """The inputs' vectors, in one call to the model; or, when someone follows the work or may
+    cancel it (a queued upload, a tool call), EMBED_SLICE at a time, saying between slices how far
+    it is and stopping there if it was cancelled (lib/progress.py, lib/cancellation.py). One call
+    where no one listens: the CLI's ingest measured 5 % slower in slices (the model batches by
+    length within a call)."""
     started = time.perf_counter()
+    if not progress.listening() and cancellation.current() is None:
+        return embedder.embed_batch(inputs), time.perf_counter() - started
     vectors: list[list[float]] = []
     for start in range(0, len(inputs), EMBED_SLICE):
         cancellation.check()

@@ -14,6 +14,11 @@ Reporter = Callable[[str], None]
 _current: ContextVar[Reporter | None] = ContextVar("mnemosyne_progress", default=None)
 
 
+def listening() -> bool:
+    """Whether anyone follows the current work (long work may then do it in steps to report)."""
+    return _current.get() is not None
+
+
 def report(text: str) -> None:
     reporter = _current.get()
     if reporter is not None:
