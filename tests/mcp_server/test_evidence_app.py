@@ -197,6 +197,17 @@ def test_a_search_renders_each_hit_on_its_page_with_get_chunks_boxes(
         serious = [v for v in axe_violations(app) if v["impact"] in ("serious", "critical")]
         assert serious == []
         screenshot(page, "mcp-app-evidence", full_page=False)
+
+        # get_chunk's result renders the same way: its one passage, on its pages, with its boxes.
+        single = browser.new_context(viewport={"width": 440, "height": 1160}).new_page()
+        host.open(single, base, token, "get_chunk", {"chunk_uid": hits[1]["chunk_uid"]})
+        one = _app(single)
+        assert one.text_content("#count") == "1 of 1" and one.is_disabled("#next")
+        drawn = _drawn(one, len({box["page"] for box in locations[1]}))
+        keys = sorted((box["page"], box["x0"], box["y0"], box["x1"], box["y1"]) for box in drawn)
+        assert keys == sorted(
+            (box["page"], box["x0"], box["y0"], box["x1"], box["y1"]) for box in locations[1]
+        )
         dark = browser.new_context(viewport={"width": 440, "height": 1160}, color_scheme="dark").new_page()
         host.open(dark, base, token, "search", arguments, theme="dark")
         dark_app = _app(dark)
