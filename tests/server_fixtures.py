@@ -3,7 +3,9 @@ the built-in OAuth authorization server; and Node.js tools."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -105,6 +107,23 @@ def node_env(home: Path) -> dict[str, str]:
         "NPM_CONFIG_UPDATE_NOTIFIER": "false",
         "CI": "true",
     }
+
+
+def node_script(script: Path, *args: str, home: Path, timeout: float = 120) -> dict[str, Any]:
+    """Run one of the tests' Node.js scripts (tests/mcp_server/sdk_clients/) to its end; it must
+    succeed, and what it saw is the JSON of its last line of output."""
+    done = subprocess.run(
+        [str(node_bin() / "node"), str(script), *args],
+        cwd=ROOT,
+        env=node_env(home),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return seen
 
 
 @pytest.fixture

@@ -7,9 +7,7 @@ embedded stops there and removes the new item."""
 
 from __future__ import annotations
 
-import json
 import random
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,8 +23,8 @@ from mnemosyne.library.models import Chunk, Collection, IngestJob, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
 from tests.documents import pdf_bytes
 from tests.mcp_server.clients import MODERN, post, rpc, sse_payload
-from tests.server_fixtures import node_bin, node_env
-from tests.servers import ROOT, db_worker
+from tests.server_fixtures import node_script
+from tests.servers import db_worker
 from tests.stand_in_embedder import StandInEmbedder
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -87,26 +85,16 @@ def test_the_tasks_client_follows_an_upload_to_its_result_and_cancels_another_mi
     for mode, seed in (("complete", 1), ("cancel", 2)):
         path = tmp_path / f"manual-{seed}.pdf"
         path.write_bytes(manual(300, seed))
-        command = [
-            str(node_bin() / "node"),
-            str(CLIENT),
+        seen[mode] = node_script(
+            CLIENT,
             f"{live_server_url}/mcp/",
             token,
             collection.uid,
             str(path),
             mode,
-        ]
-        done = subprocess.run(
-            command,
-            cwd=ROOT,
-            env=node_env(tmp_path),
-            capture_output=True,
-            text=True,
+            home=tmp_path,
             timeout=300,
-            check=False,
         )
-        assert done.returncode == 0, done.stdout + done.stderr
-        seen[mode] = json.loads(done.stdout.strip().splitlines()[-1])
 
     finished = seen["complete"]
     assert finished["kind"] == "task" and finished["outcome"] == "completed"

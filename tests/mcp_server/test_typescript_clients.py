@@ -6,8 +6,6 @@ deletion when the server asks it to (2026-07-28 multi-round-trip input)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +15,7 @@ from django.contrib.auth.models import User
 from access.services import create_token
 from mcp_server import evidence_app
 from mnemosyne.library.models import Collection, Item, Library
-from tests.server_fixtures import node_bin, node_env
-from tests.servers import ROOT
+from tests.server_fixtures import node_script
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 CLIENT = Path(__file__).parent / "sdk_clients" / "typescript_client.mjs"
@@ -26,13 +23,7 @@ CONFIRM = Path(__file__).parent / "sdk_clients" / "typescript_confirm.mjs"
 
 
 def typescript_client(mode: str, url: str, token: str, home: Path) -> dict[str, Any]:
-    command = [str(node_bin() / "node"), str(CLIENT), mode, f"{url}/mcp/", token, "How are backups kept?"]
-    done = subprocess.run(
-        command, cwd=ROOT, env=node_env(home), capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return seen
+    return node_script(CLIENT, mode, f"{url}/mcp/", token, "How are backups kept?", home=home)
 
 
 @pytest.mark.parametrize(
@@ -72,18 +63,7 @@ def test_the_typescript_sdk_client_asks_its_person_before_a_deletion(
     _, token = create_token(user=user, name="write", scopes=["read", "write"])
     said = {}
     for item, answer in ((kept, "no"), (gone, "yes")):
-        command = [str(node_bin() / "node"), str(CONFIRM), f"{live_server_url}/mcp/", token, item.uid, answer]
-        done = subprocess.run(
-            command,
-            cwd=ROOT,
-            env=node_env(tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        said[answer] = json.loads(done.stdout.strip().splitlines()[-1])
+        said[answer] = node_script(CONFIRM, f"{live_server_url}/mcp/", token, item.uid, answer, home=tmp_path)
     assert said["no"]["asked"] == [said["no"]["asked"][0]] and kept.title in said["no"]["asked"][0]
     assert said["no"]["isError"] is True and "not deleted" in said["no"]["text"]
     assert Item.objects.filter(pk=kept.pk).exists()
