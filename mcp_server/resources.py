@@ -5,23 +5,25 @@ mnemosyne://library/{library_uid}  one library with its collections and item cou
 mnemosyne://item/{item_uid}        an item and the outline of its chunks (JSON)
 mnemosyne://chunk/{chunk_uid}      a chunk's full text under a provenance header (Markdown)
 mnemosyne://item/{item_uid}/page/{number}
-                                   a PDF page as PNG, its size in points in `_meta.page`
-                                   (evidence_app.py; the evidence app draws the passage's boxes on it)
+                                   a PDF page as PNG, its size in points in `_meta.page` (the
+                                   console's renderer and cache; the evidence app draws the
+                                   passage's boxes on it)
 mnemosyne://ingestion              items by status (failures with their reason) and upload jobs (JSON)
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.db.models import Count
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Resource
 
-from mcp_server import evidence_app
 from mcp_server.tools.ingestion import as_report
 from mnemosyne.ingestion.status import ingestion_status
 from mnemosyne.lib import blocking, outages
@@ -29,10 +31,15 @@ from mnemosyne.lib.outages import Dependency
 from mnemosyne.library import chunk_reads, selectors
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Library
+from mnemosyne.library.page_images import NoPicture, page_picture_and_size
 from mnemosyne.storage import StorageError
 
 T = TypeVar("T")
 JSON = "application/json"
+PAGE_TEMPLATE = "mnemosyne://item/{item_uid}/page/{number}"
+PAGE_URI = re.compile(r"^mnemosyne://item/(?P<item_uid>[^/]+)/page/(?P<number>[^/]+)$")
+# Far beyond any document's pages; a bigger number is not a page.
+MAX_PAGE = 100_000
 
 
 def _reading(read: Callable[[], T]) -> T:
@@ -155,6 +162,46 @@ def chunk_markdown(chunk_uid: str) -> str:
     return _reading(read)
 
 
+def page_reference(uri: str) -> tuple[str, int] | None:
+    """(item uid, page number) of a page picture's URI, or None when the URI is not one."""
+    found = PAGE_URI.match(uri)
+    if found is None:
+        return None
+    number = found["number"]
+    if not number.isascii() or not number.isdigit() or not 1 <= int(number) <= MAX_PAGE:
+        raise ResourceNotFoundError("no such page")
+    return found["item_uid"], int(number)
+
+
+def page_contents(item_uid: str, number: int) -> ReadResourceContents:
+    """The page as PNG with its size in PDF points (`_meta.page`), read as the caller (the library
+    boundary the middleware set): an item it cannot see is no item at all. The SDK's templates
+    give one `_meta` for every read, so `MnemosyneServer.read_resource` answers these itself."""
+
+    def read() -> ReadResourceContents:
+        item = selectors.get_item(item_uid)
+        try:
+            picture, size = page_picture_and_size(item, number)
+        except NoPicture as exc:
+            raise ResourceNotFoundError(
+                f"page {number} of item {item_uid!r} cannot be shown: {exc}"
+            ) from None
+        meta = {"page": {"number": number, "width": size.width, "height": size.height}}
+        return ReadResourceContents(content=picture, mime_type="image/png", meta=meta)
+
+    return _reading(read)
+
+
+def page_png(item_uid: str, number: str) -> bytes:
+    """The template's own reading, for resources/templates/list (reads arrive through
+    `MnemosyneServer.read_resource`, which gives `page_contents` with the page's size)."""
+    reference = page_reference(PAGE_TEMPLATE.format(item_uid=item_uid, number=number))
+    if reference is None:
+        raise ResourceNotFoundError("no such page")
+    content = page_contents(*reference).content
+    return content if isinstance(content, bytes) else content.encode()
+
+
 def ingestion_json() -> str:
     """What get_ingestion_status answers without arguments."""
 
@@ -222,10 +269,10 @@ def register(server: MCPServer) -> None:
         mime_type="text/markdown",
     )(chunk_markdown)
     server.resource(
-        evidence_app.PAGE_TEMPLATE,
+        PAGE_TEMPLATE,
         name="page",
         title="A page",
         description="A PDF item's page as a picture (PNG, 144 dpi), its size in PDF points in the contents' "
         "_meta.page: get_chunk's locations are boxes on it, from its bottom left.",
         mime_type="image/png",
-    )(evidence_app.page_picture_bytes)
+    )(page_png)

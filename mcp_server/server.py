@@ -199,9 +199,9 @@ class MnemosyneServer(MCPServer):
         self, uri: Any, context: Context[Any, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
         # A page picture carries its size in points, which the SDK's templates cannot say per page.
-        page = evidence_app.page_reference(str(uri))
+        page = resources.page_reference(str(uri))
         if page is not None:
-            return [await anyio.to_thread.run_sync(evidence_app.page_contents, *page)]
+            return [await anyio.to_thread.run_sync(resources.page_contents, *page)]
         return await super().read_resource(uri, context)
 
     async def list_resources(self) -> list[Resource]:

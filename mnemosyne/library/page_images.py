@@ -64,7 +64,16 @@ def page_picture(item: Item, number: int) -> bytes:
 
 def page_size(item: Item, number: int) -> PageSize:
     """The page's size in points (the picture drawn first if it is not yet)."""
+    return _size_beside(_drawn(item, number))
+
+
+def page_picture_and_size(item: Item, number: int) -> tuple[bytes, PageSize]:
+    """The page as PNG and its size in points, drawn (or found in the cache) once for both."""
     path = _drawn(item, number)
+    return path.read_bytes(), _size_beside(path)
+
+
+def _size_beside(path: Path) -> PageSize:
     width, height = (float(part) for part in path.with_suffix(".size").read_text().split())
     return PageSize(width, height)
 

@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from access.services import create_token
-from mcp_server import evidence_app
+from mcp_server import evidence_app, resources
 from mnemosyne.library.models import Collection, Item, Library
 from tests.server_fixtures import node_script
 
@@ -47,7 +47,7 @@ def test_the_typescript_sdk_client_lists_and_searches(
     assert {evidence_app.APP_URI, "mnemosyne://libraries", f"mnemosyne://library/{library.uid}"} <= set(
         seen["resources"]
     )
-    assert evidence_app.PAGE_TEMPLATE in seen["templates"]
+    assert resources.PAGE_TEMPLATE in seen["templates"]
     assert seen["prompts"] == ["cite-sources"]
     assert seen["search"]["isError"] is False and seen["search"]["results"] > 0
     assert seen["app"] == {"mimeType": "text/html;profile=mcp-app", "bytes": len(evidence_app.html())}
