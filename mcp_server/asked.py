@@ -10,7 +10,8 @@ from typing import Any
 from access.decision import READING_METHODS, Asked
 from mcp_server.tools import catalog
 
-TASK_METHODS = frozenset({"tasks/get", "tasks/cancel", "tasks/update"})
+# The task methods of 2026-07-28 (mcp_tasks.py) and of 2025-11-25 (legacy_tasks.py).
+TASK_METHODS = frozenset({"tasks/get", "tasks/cancel", "tasks/update", "tasks/result", "tasks/list"})
 
 
 def asked_of(method: object, params: Mapping[str, Any] | None) -> Asked:

@@ -12,9 +12,8 @@ is answered, to a client whose request declares the extension, with a task handl
   left as it ended;
 - `tasks/update`: refused — an upload never waits for input.
 
-A task belongs to the caller that asked for it (access.principal's `caller_key`), within the
-libraries it may see: another caller's task id is answered as an unknown one (-32602), which says
-nothing of what exists. Tasks are kept as long as their jobs (`ttlMs: null`); poll every second.
+A task is its caller's (task_jobs.py). Tasks are kept as long as their jobs (`ttlMs: null`); poll
+every second.
 """
 
 from __future__ import annotations
@@ -24,27 +23,14 @@ from typing import Any
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
-from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolRequestParams, CallToolResult
+from mcp.types import INVALID_PARAMS, CallToolRequestParams
 from mcp_types import RequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from access import decision
-from mcp_server.tools.items import render_upsert, upserted
-from mnemosyne.ingestion import upload_jobs
+from mcp_server import task_jobs
 from mnemosyne.lib import blocking
-from mnemosyne.library.models import IngestJob
 
 EXTENSION_ID = "io.modelcontextprotocol/tasks"
-POLL_INTERVAL_MS = 1000
-STATUS = {
-    IngestJob.Status.QUEUED: "working",
-    IngestJob.Status.RUNNING: "working",
-    IngestJob.Status.COMPLETE: "completed",
-    IngestJob.Status.FAILED: "failed",
-    IngestJob.Status.CANCELLED: "cancelled",
-}
-# The tools whose queued work becomes a task.
-TASK_TOOLS = frozenset({"upsert_item"})
 
 
 class TaskParams(RequestParams):
@@ -70,19 +56,11 @@ class Tasks(Extension):
         self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         result = await call_next(ctx)
-        job_id = _queued_job(params.name, result)
+        job_id = task_jobs.queued_job(params.name, result)
         if job_id is None or not _client_has_tasks(ctx):
             return result
-        task = await blocking.run(_own_task, job_id)
-        return {**task, "resultType": "task"}
-
-
-def _queued_job(tool: str, result: HandlerResult) -> str | None:
-    if tool not in TASK_TOOLS or not isinstance(result, CallToolResult) or result.is_error:
-        return None
-    found = result.structured_content or {}
-    job_id = found.get("job_id") if found.get("status") == "queued" else None
-    return job_id if isinstance(job_id, str) else None
+        task = await blocking.run(task_jobs.own_task, job_id)
+        return {**task_of(task), "resultType": "task"}
 
 
 def _client_has_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -93,66 +71,35 @@ def _client_has_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
     return EXTENSION_ID in extensions
 
 
-def task_of(job: IngestJob) -> dict[str, Any]:
-    """The job as a task (the extension's DetailedTask, without `resultType`)."""
-    status = STATUS[IngestJob.Status(job.status)]
-    task: dict[str, Any] = {
-        "taskId": job.uid,
-        "status": status,
-        "createdAt": job.created_at.isoformat(),
-        "lastUpdatedAt": (job.updated_at or job.created_at).isoformat(),
+def task_of(task: task_jobs.TaskView) -> dict[str, Any]:
+    """The task as the extension's DetailedTask (without `resultType`)."""
+    found: dict[str, Any] = {
+        "taskId": task.task_id,
+        "status": task.status,
+        "createdAt": task.created_at.isoformat(),
+        "lastUpdatedAt": task.updated_at.isoformat(),
         "ttlMs": None,
-        "pollIntervalMs": POLL_INTERVAL_MS,
+        "pollIntervalMs": task_jobs.POLL_INTERVAL_MS,
     }
-    if job.progress:
-        task["statusMessage"] = job.progress
-    if status == "completed" and job.item is not None:
-        # What upsert_item would have answered had it ingested the document at once.
-        item = job.item
-        result = upserted(item, job.outcome or "created", item.chunk_count, job.external_id)
-        task["result"] = {
-            "content": [{"type": "text", "text": render_upsert(result)}],
-            "structuredContent": result.model_dump(mode="json"),
-            "isError": False,
-            "resultType": "complete",
-        }
-    elif status == "failed":
-        internal = job.error.startswith("internal error")
-        task["error"] = {"code": INTERNAL_ERROR if internal else INVALID_PARAMS, "message": job.error}
-    return task
-
-
-def _own_job(job_id: object) -> IngestJob:
-    """The caller's job of this uid, within the libraries it sees; else the unknown-task error."""
-    allowed = decision.current()
-    if allowed is None or not isinstance(job_id, str):
-        raise MCPError(INVALID_PARAMS, "no task with this id")
-    caller = allowed.principal
-    jobs = IngestJob.objects.select_related("item__collection", "collection").defer("content")
-    job = jobs.filter(uid=job_id[:64], requested_by=caller.caller_key).first()
-    if job is None or not job.requested_by or not caller.sees(job.collection.library_id):
-        raise MCPError(INVALID_PARAMS, f"no task with id {job_id[:64]!r}")
-    return job
-
-
-def _own_task(job_id: object) -> dict[str, Any]:
-    return task_of(_own_job(job_id))
+    if task.message:
+        found["statusMessage"] = task.message
+    if task.result is not None:
+        found["result"] = {**task.result, "resultType": "complete"}
+    if task.error is not None:
+        found["error"] = {"code": task.error[0], "message": task.error[1]}
+    return found
 
 
 async def _get(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
-    task = await blocking.run(_own_task, params.task_id)
-    return {**task, "resultType": "complete"}
+    task = await blocking.run(task_jobs.own_task, params.task_id)
+    return {**task_of(task), "resultType": "complete"}
 
 
 async def _cancel(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
-    def cancel() -> None:
-        job = _own_job(params.task_id)
-        upload_jobs.cancel(job.uid)
-
-    await blocking.run(cancel)
+    await blocking.run(task_jobs.cancel, params.task_id)
     return {"resultType": "complete"}
 
 
 async def _update(ctx: ServerRequestContext[Any, Any], params: UpdateParams) -> HandlerResult:
-    await blocking.run(_own_job, params.task_id)
+    await blocking.run(task_jobs.own_job, params.task_id)
     raise MCPError(INVALID_PARAMS, "this task does not wait for input")

@@ -46,6 +46,7 @@ from mcp_server import (
     completions,
     confirmations,
     evidence_app,
+    legacy_tasks,
     mcp_tasks,
     prompts,
     resources,
@@ -224,7 +225,7 @@ def build_server(*, caller_source: CallerSource | None = None, transport: str = 
         tools=[
             sdk.mcp_tool(spec, run_tool, evidence_app.tool_meta(spec.name)) for spec in catalog.TOOL_SPECS
         ],
-        middleware=[caller_middleware(caller_source, transport)],
+        middleware=[caller_middleware(caller_source, transport), legacy_tasks.middleware],
         extensions=[evidence_app.extension(), mcp_tasks.Tasks()],
         cache_hints=cache_hints.BY_METHOD,
         # Sealed with a key every worker shares (any worker answers a stateless retry).

@@ -29,6 +29,7 @@ from tests.stand_in_embedder import StandInEmbedder
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CLIENT = Path(__file__).parent / "sdk_clients" / "typescript_tasks.mjs"
+LEGACY_CLIENT = Path(__file__).parent / "sdk_clients" / "typescript_legacy_tasks.mjs"
 WORDS = [
     "harbour",
     "vessel",
@@ -115,6 +116,48 @@ def test_the_tasks_client_follows_an_upload_to_its_result_and_cancels_another_mi
     # Nothing of it was kept: the manuals collection holds the first upload only.
     assert list(Item.objects.filter(collection=collection)) == [item]
     assert Chunk.objects.filter(item__collection=collection).exclude(item=item).count() == 0
+
+
+@pytest.mark.slow
+def test_the_v1_sdk_client_follows_an_upload_as_a_2025_task_and_cancels_another(
+    live_server_url: str, worker: None, embedder: Embedder, tmp_path: Path
+) -> None:
+    collection = ensure_collection(library=ensure_library(name="Harbour"), name="manuals")
+    user = User.objects.create(username="uploader")
+    _, token = create_token(user=user, name="write", scopes=["read", "write"])
+    seen = {}
+    for mode, seed, pages in (("complete", 4, 120), ("cancel", 5, 300)):
+        path = tmp_path / f"manual-{seed}.pdf"
+        path.write_bytes(manual(pages, seed))
+        seen[mode] = node_script(
+            LEGACY_CLIENT,
+            f"{live_server_url}/mcp/",
+            token,
+            collection.uid,
+            str(path),
+            mode,
+            home=tmp_path,
+            timeout=300,
+        )
+
+    finished = seen["complete"]
+    assert finished["version"] == "2025-11-25" and finished["capability"]["requests"]["tools"]["call"] == {}
+    assert finished["outcome"] == "completed" and finished["finalStatus"] == "completed"
+    assert [step["status"] for step in finished["seen"]][-1] == "completed"
+    assert any("embedded" in step["message"] or "reading" in step["message"] for step in finished["seen"])
+    result = finished["structured"]
+    assert result["status"] == "created" and result["chunk_count"] > 120
+    item = Item.objects.get(uid=result["item_uid"])
+    assert Chunk.objects.filter(item=item).count() == result["chunk_count"]
+
+    stopped = seen["cancel"]
+    assert stopped["outcome"] == "error" and "cancelled" in stopped["error"], stopped
+    assert any(step["status"].startswith("cancel answered") for step in stopped["seen"])
+    job = _settled(stopped["taskId"])
+    assert job.status == IngestJob.Status.CANCELLED and job.item is None
+    assert list(Item.objects.filter(collection=collection)) == [item]
+    # The caller's tasks, newest first.
+    assert stopped["listed"][:2] == [stopped["taskId"], finished["taskId"]]
 
 
 def _settled(job_uid: str) -> IngestJob:
@@ -209,3 +252,87 @@ def test_a_cancel_while_embedding_stops_there_and_keeps_nothing(
     # Stopped after a slice or two of many, and the item it had begun is gone.
     assert 1 <= slow.calls < 5
     assert not Item.objects.filter(title="Long manual").exists()
+
+
+LEGACY = "2025-11-25"
+
+
+def legacy(method: str, params: dict[str, Any], token: str, base: str) -> dict[str, Any]:
+    headers = {"MCP-Protocol-Version": LEGACY}
+    return sse_payload(post(base, rpc(method, params), token, headers=headers))
+
+
+def test_a_2025_client_follows_an_upload_as_a_task_of_that_revision(
+    in_process_url: str, corpus: tuple[Any, Collection]
+) -> None:
+    _, collection = corpus
+    owner = User.objects.create(username="owner")
+    _, mine = create_token(user=owner, name="mine", scopes=["read", "write"])
+    _, theirs = create_token(user=owner, name="theirs", scopes=["read", "write"])
+    hello = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    initialized = legacy("initialize", hello, mine, in_process_url)["result"]
+    assert initialized["protocolVersion"] == LEGACY
+    assert initialized["capabilities"]["tasks"] == {
+        "list": {},
+        "cancel": {},
+        "requests": {"tools": {"call": {}}},
+    }
+    tools = {tool["name"]: tool for tool in legacy("tools/list", {}, mine, in_process_url)["result"]["tools"]}
+    assert tools["upsert_item"]["execution"] == {"taskSupport": "optional"}
+    assert "execution" not in tools["search"]
+
+    arguments: dict[str, Any] = {
+        "collection_uid": collection.uid,
+        "title": "Tides",
+        "text": "# Tides\n\nHigh water.",
+    }
+    upload: dict[str, Any] = {"name": "upsert_item", "arguments": arguments, "task": {"ttl": 60000}}
+    created = legacy("tools/call", upload, mine, in_process_url)["result"]
+    task = created["task"]
+    assert set(created) == {"task"} and task["status"] == "working" and task["ttl"] is None
+    assert task["statusMessage"] == "waiting for a worker" and task["pollInterval"] == 1000
+    task_id = task["taskId"]
+    assert IngestJob.objects.get(uid=task_id).status == IngestJob.Status.QUEUED
+
+    got = legacy("tasks/get", {"taskId": task_id}, mine, in_process_url)["result"]
+    assert got["taskId"] == task_id and got["status"] == "working"
+    listed = legacy("tasks/list", {}, mine, in_process_url)["result"]
+    assert [found["taskId"] for found in listed["tasks"]] == [task_id] and "nextCursor" not in listed
+    assert legacy("tasks/list", {}, theirs, in_process_url)["result"]["tasks"] == []
+    other = legacy("tasks/get", {"taskId": task_id}, theirs, in_process_url)["error"]
+    unknown = legacy("tasks/result", {"taskId": "job_nowhere0000000"}, mine, in_process_url)["error"]
+    assert other["code"] == unknown["code"] == -32602
+    assert other["message"].replace(task_id, "ID") == unknown["message"].replace("job_nowhere0000000", "ID")
+
+    # The worker ingests it; tasks/result then answers what upsert_item would have.
+    assert upload_jobs.run_upload(task_id)["status"] == "complete"
+    done = legacy("tasks/get", {"taskId": task_id}, mine, in_process_url)["result"]
+    assert done["status"] == "completed"
+    result = legacy("tasks/result", {"taskId": task_id}, mine, in_process_url)["result"]
+    assert result["structuredContent"]["status"] == "created" and result["isError"] is False
+    assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+    assert Item.objects.get(uid=result["structuredContent"]["item_uid"]).title == "Tides"
+    ended = legacy("tasks/cancel", {"taskId": task_id}, mine, in_process_url)["error"]
+    assert ended["code"] == -32602 and "completed" in ended["message"]
+
+    # A second one cancelled while queued: tasks/result says so, and nothing is ingested.
+    second = legacy(
+        "tools/call", {**upload, "arguments": {**upload["arguments"], "title": "Ebb"}}, mine, in_process_url
+    )
+    second_id = second["result"]["task"]["taskId"]
+    cancelled = legacy("tasks/cancel", {"taskId": second_id}, mine, in_process_url)["result"]
+    assert cancelled["status"] == "cancelled" and cancelled["taskId"] == second_id
+    refused = legacy("tasks/result", {"taskId": second_id}, mine, in_process_url)["error"]
+    assert refused["code"] == -32602 and "cancelled" in refused["message"]
+    assert not Item.objects.filter(title="Ebb").exists()
+
+    # A tool that does not run as a task says so; background: false contradicts a task.
+    search = legacy(
+        "tools/call", {"name": "search", "arguments": {"query": "tides"}, "task": {}}, mine, in_process_url
+    )
+    assert search["error"]["code"] == -32601 and "task" in search["error"]["message"]
+    forced = {**upload, "arguments": {**upload["arguments"], "background": False}}
+    assert legacy("tools/call", forced, mine, in_process_url)["error"]["code"] == -32602
+    # Without `task` the call is answered as before.
+    plain = legacy("tools/call", {key: upload[key] for key in ("name", "arguments")}, mine, in_process_url)
+    assert plain["result"]["structuredContent"]["status"] == "unchanged"
