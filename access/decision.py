@@ -39,7 +39,7 @@ from access.refusals import READ, WRITE, Refusal
 from mnemosyne.lib import outages
 from mnemosyne.lib.outages import Dependency
 from mnemosyne.library.errors import NotFound
-from mnemosyne.library.models import Chunk, Collection, Item, Library
+from mnemosyne.library.models import Chunk, Collection, Item, Library, Source
 
 # JSON-RPC methods that read library content without calling a tool.
 READING_METHODS = frozenset({"resources/list", "resources/read", "completion/complete", "prompts/get"})
@@ -189,6 +189,7 @@ _UID_ARGUMENTS = (
     ("collection_uid", "collection", Collection.objects.all(), "library_id"),
     ("item_uid", "item", Item.objects.all(), "collection__library_id"),
     ("chunk_uid", "chunk", Chunk.objects.all(), "library_id"),
+    ("source_uid", "source", Source.objects.all(), "collection__library_id"),
 )
 
 

@@ -19,7 +19,7 @@ from access.principal import Principal
 from console.access import audited, console_view, decide_change
 from mnemosyne.ingestion.inputs import is_url
 from mnemosyne.ingestion.sync.adding import kind_of, new_source
-from mnemosyne.ingestion.tasks import ingest_source, schedule_next, sync_once
+from mnemosyne.ingestion.tasks import enqueue_sync, ingest_source, schedule_next
 from mnemosyne.library import selectors, services
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import EmbeddingStatus, Item, Source
@@ -86,7 +86,7 @@ def retry_failed(request: HttpRequest, principal: Principal, uid: str) -> HttpRe
 
 def _retry(item: Item) -> Retry:
     if item.origin_id is not None:
-        sync_once.enqueue(source_uid=item.origin.uid)  # type: ignore[union-attr]
+        enqueue_sync(item.origin)  # type: ignore[arg-type]
         return Retry(item, True)
     if is_url(item.source):
         ingest_source.enqueue(collection_id=item.collection_id, location=item.source, source=item.source)
@@ -108,7 +108,7 @@ def sync_now(request: HttpRequest, principal: Principal, uid: str) -> HttpRespon
     """Queue a sync of one of the collection's sources (the admin's "Sync now")."""
     source = selectors.get_source(uid)
     decide_change(principal, collection_uid=source.collection.uid)
-    sync_once.enqueue(source_uid=source.uid)
+    enqueue_sync(source)
     audited(principal, "sync_now", "queued", source_uid=uid)
     messages.success(request, f"Queued a sync of {source.location}.")
     return HttpResponseRedirect(reverse("console:collection", args=[source.collection.uid]))
@@ -148,7 +148,7 @@ def add_source(request: HttpRequest, principal: Principal, uid: str) -> HttpResp
         except InvalidArgument as exc:
             messages.error(request, f"Not added: {exc}.")
         else:
-            sync_once.enqueue(source_uid=source.uid)
+            enqueue_sync(source)
             if source.every_minutes:
                 schedule_next(source)
             audited(principal, "add_source", "queued", collection_uid=uid, location=location)

@@ -2,10 +2,11 @@
 the 2026-07-28 extension (task_jobs.py).
 
 - `initialize` on 2025-11-25 declares `capabilities.tasks` (tools/call, list, cancel), and
-  `tools/list` marks `upsert_item` `execution.taskSupport: "optional"`;
-- `tools/call` of `upsert_item` with `task` queues the upload for a worker (as `background: true`)
-  and answers a `CreateTaskResult`; another tool asked for as a task is -32601;
-- `tasks/get` (the task), `tasks/result` (waits until it ends: `upsert_item`'s result, or the error
+  `tools/list` marks `upsert_item` and `sync_source` `execution.taskSupport: "optional"`;
+- `tools/call` of `upsert_item` with `task` queues the upload for a worker (as `background: true`),
+  `sync_source` queues as it always does, and both answer a `CreateTaskResult`; another tool asked
+  for as a task is -32601;
+- `tasks/get` (the task), `tasks/result` (waits until it ends: the tool's result, or the error
   the job ended with), `tasks/list` (the caller's tasks, newest first, paged), `tasks/cancel`
   (a queued upload dropped, a running one stopped at its next step; an ended task is -32602).
 
@@ -78,15 +79,15 @@ async def _call_as_task(
     name = params.get("name")
     if name not in task_jobs.TASK_TOOLS:
         raise MCPError(METHOD_NOT_FOUND, f"{str(name)[:100]} does not run as a task; call it without `task`")
-    arguments = params.get("arguments")
-    if not isinstance(arguments, dict):
-        arguments = {}
-    if arguments.get("background") is False:
-        raise MCPError(
-            INVALID_PARAMS, "a task runs in the background: leave out `background` or make it true"
-        )
     sent = {key: value for key, value in params.items() if key != "task"}
-    sent["arguments"] = {**arguments, "background": True}
+    arguments = params.get("arguments")
+    if name == "upsert_item" and isinstance(arguments, dict):
+        # An upload asked for as a task is queued, whatever its size (a sync always is).
+        if arguments.get("background") is False:
+            raise MCPError(
+                INVALID_PARAMS, "a task runs in the background: leave out `background` or make it true"
+            )
+        sent["arguments"] = {**arguments, "background": True}
     result = await call_next(dataclasses.replace(ctx, params=sent))
     job_id = task_jobs.queued_job(name, result)
     if job_id is None:

@@ -1,5 +1,6 @@
 """The background jobs an MCP client follows as tasks, whichever revision it speaks: the job of a
-queued upload (`upsert_item`), the same row `get_ingestion_status` and the console show. Both task
+queued upload (`upsert_item`) or of a source's sync (`sync_source`), the same row
+`get_ingestion_status` and the console show. Both task
 APIs read them here — the 2026-07-28 Tasks extension (mcp_tasks.py) and the 2025-11-25 task
 methods (legacy_tasks.py) — so there is one notion of a task, its owner, its state and its result.
 
@@ -20,12 +21,13 @@ from pydantic import BaseModel
 
 from access import decision
 from mcp_server.tools.items import render_upsert, upserted
-from mnemosyne.ingestion import upload_jobs
+from mcp_server.tools.sources import render_sync, synced
+from mnemosyne.ingestion import job_watch
 from mnemosyne.library.models import IngestJob
 
 POLL_INTERVAL_MS = 1000
 # The tools whose queued work becomes a task.
-TASK_TOOLS = frozenset({"upsert_item"})
+TASK_TOOLS = frozenset({"upsert_item", "sync_source"})
 # A page of tasks/list.
 PAGE = 50
 
@@ -78,15 +80,15 @@ def queued_job(tool: str, result: Any) -> str | None:
 def view(job: IngestJob) -> TaskView:
     status = STATUS[job.status]
     result = error = None
-    if status == "completed" and job.item is not None:
+    if status == "completed" and job.kind == IngestJob.Kind.SYNC:
+        # What sync_source answers for a sync that has ended.
+        ended = synced(job)
+        result = _tool_result(render_sync(ended), ended)
+    elif status == "completed" and job.item is not None:
         # What upsert_item would have answered had it ingested the document at once.
         item = job.item
         done = upserted(item, job.outcome or "created", item.chunk_count, job.external_id)
-        result = {
-            "content": [{"type": "text", "text": render_upsert(done)}],
-            "structuredContent": done.model_dump(mode="json"),
-            "isError": False,
-        }
+        result = _tool_result(render_upsert(done), done)
     elif status == "failed":
         internal = job.error.startswith("internal error")
         error = (INTERNAL_ERROR if internal else INVALID_PARAMS, job.error)
@@ -101,8 +103,17 @@ def view(job: IngestJob) -> TaskView:
     )
 
 
+def _tool_result(text: str, structured: BaseModel) -> dict[str, Any]:
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": structured.model_dump(mode="json"),
+        "isError": False,
+    }
+
+
 def _jobs() -> Any:
-    return IngestJob.objects.select_related("item__collection__library", "collection").defer("content")
+    related = ("item__collection__library", "collection", "source")
+    return IngestJob.objects.select_related(*related).defer("content")
 
 
 def own_job(task_id: object) -> IngestJob:
@@ -124,7 +135,7 @@ def own_task(task_id: object) -> TaskView:
 def cancel(task_id: object) -> TaskView:
     """Ask the caller's task to stop (a queued job at once, a running one at its next step)."""
     job = own_job(task_id)
-    upload_jobs.cancel(job.uid)
+    job_watch.cancel(job.uid)
     return own_task(job.uid)
 
 

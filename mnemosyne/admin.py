@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from mnemosyne.ingestion.identity_corrections import corrections
-from mnemosyne.ingestion.tasks import correct_identity, sync_once
+from mnemosyne.ingestion.tasks import correct_identity, enqueue_sync
 from mnemosyne.library.models import Item, Source
 from mnemosyne.library.services import delete_item
 from mnemosyne.profiles.identity import InvalidIdentity, parse_given
@@ -108,5 +108,5 @@ class SourceAdmin(admin.ModelAdmin):
     @admin.action(description="Sync the selected sources now (a background worker runs it)")
     def sync_now(self, request: HttpRequest, queryset: QuerySet[Source]) -> None:
         for source in queryset:
-            sync_once.enqueue(source_uid=source.uid)
+            enqueue_sync(source)
         self.message_user(request, f"Queued a sync of {queryset.count()} source(s).")

@@ -8,6 +8,7 @@ from mcp_server.tools.ingestion import GET_INGESTION_STATUS
 from mcp_server.tools.items import DELETE_ITEM, UPSERT_ITEM
 from mcp_server.tools.library import GET_CHUNK, LIST_COLLECTIONS, LIST_ITEMS, LIST_LIBRARIES
 from mcp_server.tools.search import SEARCH
+from mcp_server.tools.sources import SYNC_SOURCE
 from mcp_server.tools.spec import ToolSpec
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
@@ -22,6 +23,7 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
     GET_COLLECTION_CONFIG,
     UPSERT_ITEM,
     GET_INGESTION_STATUS,
+    SYNC_SOURCE,
     DELETE_ITEM,
 )
 TOOL_NAMES = frozenset(spec.name for spec in TOOL_SPECS)

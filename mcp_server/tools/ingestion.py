@@ -25,6 +25,9 @@ class ItemStatus(BaseModel):
 
 class JobStatus(BaseModel):
     job_id: str
+    kind: Literal["upload", "sync"] = Field(
+        default="upload", description="upload (upsert_item) or sync (sync_source, a console's Sync now)."
+    )
     title: str
     collection: CollectionRef
     status: str = Field(description="queued, running, complete, failed or cancelled.")
@@ -35,7 +38,13 @@ class JobStatus(BaseModel):
     error: str = Field(description="Why it failed or that it was cancelled (empty otherwise).")
     item_uid: str | None = Field(description="The item it created or updated, once complete.")
     outcome: str = Field(description="created, updated or unchanged, once complete.")
-    size: int = Field(description="Bytes uploaded.")
+    size: int = Field(description="Bytes uploaded (0 for a sync).")
+    source_uid: str | None = Field(default=None, description="The source a sync job syncs.")
+    counts: dict[str, int] = Field(
+        default_factory=dict,
+        description="What a sync did, once complete: created, updated, unchanged, renamed, deleted, "
+        "failed, skipped.",
+    )
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
@@ -67,12 +76,12 @@ class IngestionReport(BaseModel):
         default_factory=list, description="Sources kept in sync, with their last sync."
     )
     jobs: list[JobStatus] = Field(
-        description="Upload jobs: unfinished and failed ones, and those done in the last hour."
+        description="Upload and sync jobs: unfinished and failed ones, and those done in the last hour."
     )
 
 
 class IngestionStatusArguments(Arguments):
-    job_id: str | None = Field(default=None, description="One upload job (job_id from upsert_item).")
+    job_id: str | None = Field(default=None, description="One job (job_id from upsert_item or sync_source).")
     collection_uid: str | None = Field(default=None, description="Only this collection.")
     library_uid: str | None = Field(default=None, description="Only this library.")
     status: Literal["pending", "processing", "complete", "failed"] | None = Field(
@@ -126,6 +135,7 @@ def as_report(report: IngestionStatus) -> IngestionReport:
         jobs=[
             JobStatus(
                 job_id=state.job.uid,
+                kind=state.job.kind,
                 title=state.job.title,
                 collection=CollectionRef(uid=state.job.collection.uid, name=state.job.collection.name),
                 status=state.job.status,
@@ -134,6 +144,8 @@ def as_report(report: IngestionStatus) -> IngestionReport:
                 item_uid=state.job.item.uid if state.job.item else None,
                 outcome=state.job.outcome,
                 size=state.job.size,
+                source_uid=state.job.source.uid if state.job.source else None,
+                counts=state.job.counts or {},
                 created_at=state.job.created_at,
                 started_at=state.job.started_at,
                 finished_at=state.job.finished_at,
@@ -161,7 +173,8 @@ def render_status(report: IngestionReport) -> str:
             f"({when}{'; ' + counts if counts else ''}){error}"
         )
     for job in report.jobs:
-        detail = job.error or job.note or (f"item {job.item_uid} {job.outcome}" if job.item_uid else "")
+        done = ", ".join(f"{n} {what}" for what, n in job.counts.items() if n)
+        detail = job.error or job.note or (f"item {job.item_uid} {job.outcome}" if job.item_uid else done)
         lines.append(f"- job {job.job_id} {job.title}: {job.status}{f' — {detail}' if detail else ''}")
     return "\n".join(lines) or "Nothing is being ingested, and nothing failed."
 
@@ -174,10 +187,13 @@ GET_INGESTION_STATUS = ToolSpec(
     title="Ingestion status",
     description=(
         "Whether documents finished ingesting, and why any failed: items per status (pending, processing, "
-        "complete, failed with the reason), sources kept in sync (last sync, counts, errors) and upload "
-        "jobs (upsert_item queues a large document and returns its job_id: queued, running, complete with "
-        "the item, or failed with the reason). Narrow it to a "
-        "job, a collection or a library, or one status."
+        "complete, failed with the reason), sources kept in sync (last sync, counts, errors; sync_source "
+        "syncs one now) and jobs (upsert_item queues a large document, sync_source a sync, each returning "
+        "its job_id: queued, running with its progress, complete with the item or the sync's counts, "
+        "failed with the reason, or cancelled). Narrow it to a job, a collection or a library, or one "
+        "status."
     ),
     render=render_status,
+    # 1.1: jobs carry kind, source_uid and counts (sync jobs).
+    version="1.1",
 )

@@ -47,7 +47,8 @@ def ingestion_status(
 ) -> IngestionStatus:
     now = now or timezone.now()
     jobs = selectors.within_boundary(
-        IngestJob.objects.select_related("collection", "item").defer("content"), "collection__library_id"
+        IngestJob.objects.select_related("collection", "item", "source").defer("content"),
+        "collection__library_id",
     )
     if job_uid is not None:
         job = jobs.filter(uid=job_uid).first()

@@ -24,7 +24,7 @@ from django.tasks import task
 from django.utils import timezone
 
 from mnemosyne.embedding import get_embedder
-from mnemosyne.ingestion import formats, uploads
+from mnemosyne.ingestion import formats, sync_jobs, uploads
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
 from mnemosyne.ingestion.identity_corrections import record_identity, refresh
 from mnemosyne.ingestion.inputs import InputFile, Skipped, collect_inputs, is_url
@@ -208,10 +208,35 @@ def schedule_next(source: Source) -> None:
     sync_scheduled.using(run_after=due).enqueue(source_uid=source.uid, due=due.isoformat())
 
 
+def enqueue_sync(source: Source, *, requested_by: str = "") -> IngestJob:
+    """Queue a sync of `source` for a worker (sync_jobs.py), as a job for `requested_by` (a
+    caller_key, or "")."""
+    with transaction.atomic():
+        job = IngestJob.objects.create(
+            kind=IngestJob.Kind.SYNC,
+            collection_id=source.collection_id,
+            source=source,
+            title=f"Sync of {sync_jobs.source_name(source)}"[:500],
+            requested_by=requested_by,
+            progress="waiting for a worker",
+            updated_at=timezone.now(),
+        )
+        sync_job.enqueue(job_uid=job.uid)
+    return job
+
+
+@task
+@timed
+def sync_job(*, job_uid: str) -> dict[str, object]:
+    """A sync asked for, followed as a job (sync_jobs.py: `sync_source`, the console's and the
+    admin's "Sync now")."""
+    return sync_jobs.run_sync(job_uid)
+
+
 @task
 @timed
 def sync_once(*, source_uid: str) -> dict[str, object]:
-    """A sync asked for (the admin's and the console's "Sync now")."""
+    """A sync asked for without a job (queued by versions before sync_jobs.py; kept for those)."""
     source = Source.objects.select_related("collection__library").filter(uid=source_uid).first()
     if source is None:
         return {"source": source_uid, "skipped": "no such source"}

@@ -307,8 +307,13 @@ class Source(models.Model):
 
 
 class IngestJob(models.Model):
-    """An upload queued for a background worker (`upsert_item` of a large document): what was
-    sent, until it is ingested, and then what became of it — never dropped without a reason."""
+    """Background ingestion someone follows: an upload queued for a worker (`upsert_item` of a
+    large document: what was sent, until it is ingested, and then what became of it — never dropped
+    without a reason), or a sync of a source asked for (`sync_source`, the console's "Sync now")."""
+
+    class Kind(models.TextChoices):
+        UPLOAD = "upload", "Upload"
+        SYNC = "sync", "Sync of a source"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -319,7 +324,11 @@ class IngestJob(models.Model):
         CANCELLED = "cancelled", "Cancelled"
 
     uid = models.CharField(max_length=32, unique=True, default=uids.new_job_uid, editable=False)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.UPLOAD)
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="jobs")
+    # A sync: its source (the job outlives it), and what it did once it ended (RunReport.counts).
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs")
+    counts = models.JSONField(default=dict, blank=True)
     title = models.CharField(max_length=500)
     mime_type = models.CharField(max_length=200)
     external_id = models.CharField(max_length=500, null=True, blank=True)

@@ -33,6 +33,7 @@ def test_every_background_task_is_declared_in_the_tasks_module() -> None:
             "ingest_upload",
             "sync_scheduled",
             "sync_once",
+            "sync_job",
             "refresh_context",
             "reread_documents",
         )

@@ -18,7 +18,7 @@ from django.contrib.auth.models import User
 
 from access.services import create_token
 from mnemosyne.embedding import Embedder
-from mnemosyne.ingestion import tasks, upload_jobs
+from mnemosyne.ingestion import job_watch, tasks, upload_jobs
 from mnemosyne.library.models import Chunk, Collection, IngestJob, Item
 from mnemosyne.library.services import ensure_collection, ensure_library
 from tests.documents import pdf_bytes
@@ -229,7 +229,7 @@ class _SlowEmbedder(StandInEmbedder):
     def embed_batch(self, texts: Any) -> list[list[float]]:
         self.calls += 1
         if self.calls == 1:
-            upload_jobs.cancel(self.job_uid)
+            job_watch.cancel(self.job_uid)
         time.sleep(0.1)
         return super().embed_batch(texts)
 
@@ -242,7 +242,7 @@ def test_a_cancel_while_embedding_stops_there_and_keeps_nothing(
         collection=collection, title="Long manual", content=manual(40, 3), mime_type="application/pdf"
     )
     slow = _SlowEmbedder(job.uid)
-    monkeypatch.setattr(upload_jobs, "WATCH_SECONDS", 0.01)
+    monkeypatch.setattr(job_watch, "WATCH_SECONDS", 0.01)
     monkeypatch.setattr(upload_jobs, "get_embedder", lambda: slow)
     monkeypatch.setattr("mnemosyne.ingestion.pipeline.EMBED_SLICE", 8)
 

@@ -47,9 +47,11 @@ def test_every_tool_is_described_strict_annotated_versioned_and_has_an_output_sc
 
 def test_the_hints_tell_reads_from_writes(in_process_url: str) -> None:
     by_name = {tool.name: tool.annotations for tool in listed_tools(in_process_url)}
-    assert {"upsert_item", "delete_item"} == WRITE_TOOLS
+    assert {"upsert_item", "delete_item", "sync_source"} == WRITE_TOOLS
     for name, hints in by_name.items():
-        assert hints.open_world_hint is False  # only the user's own libraries, never the outside world
+        # Only the user's own libraries, never the outside world — but a sync reads its source,
+        # which may be a website.
+        assert hints.open_world_hint is (name == "sync_source")
         if name in WRITE_TOOLS:
             assert hints.read_only_hint is False and hints.destructive_hint is True
         else:
@@ -66,6 +68,7 @@ def test_required_arguments_are_declared_required(in_process_url: str) -> None:
     assert required["get_concept_neighbors"] == {"concept"}
     assert required["upsert_item"] == {"collection_uid", "title"}
     assert required["delete_item"] == {"item_uid"}
+    assert required["sync_source"] == {"source_uid"}
     assert required["list_concepts"] == required["list_topics"] == required["get_collection_config"] == set()
 
 

@@ -8,6 +8,11 @@ rest goes through the ingest pipeline (which swaps an item's chunks in one trans
 is ever seen half-synced); items whose file is gone are deleted. A file that cannot be read or
 parsed is counted as failed with its reason and tried again at the next sync. One sync of a source
 runs at a time (a PostgreSQL advisory lock): another that finds it running is skipped.
+
+Followed as a job (sync_jobs.py), a sync says where it is ("read 3 of 12 changed files") and stops
+between two files, or two slices of a file's chunks, when asked: what it had finished is kept
+(each item is whole), the source is marked `cancelled` and its manifest left as it was, so the
+next sync reads the rest again.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, uncha
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
 from mnemosyne.ingestion.sync.files import list_files
 from mnemosyne.ingestion.sync.listings import Listed, SourceUnavailable
+from mnemosyne.lib import cancellation, progress
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import EmbeddingStatus, Item, Source
 from mnemosyne.library.services import advisory_lock, delete_item
@@ -32,6 +38,7 @@ from mnemosyne.profiles.identity import InvalidIdentity, parse_given
 from mnemosyne.storage import ChunkStore, get_chunk_store
 
 logger = logging.getLogger(__name__)
+CANCELLED = "cancelled before it finished; the documents it had finished are kept"
 
 
 def sync_source(
@@ -55,6 +62,9 @@ def _sync(source: Source, embedder: Embedder, store: ChunkStore, report: Callabl
         return _synced(source, embedder, store, report)
     except SourceUnavailable as exc:
         _record(source, status="failed", error=str(exc), counts={}, manifest=None, commit=None)
+        raise
+    except cancellation.Cancelled:
+        _record(source, status="cancelled", error=CANCELLED, counts={}, manifest=None, commit=None)
         raise
     except Exception as exc:
         # Never left "running": the items are what the pipeline committed, one item at a time.
@@ -163,7 +173,10 @@ def _ingest(
         )
 
     def documents() -> Iterator[DocumentInput]:
-        for listed in changed:
+        for done, listed in enumerate(changed):
+            if _was_cancelled():
+                return  # nothing more is read; the batch being embedded stops and is answered
+            progress.report(f"read {done} of {len(changed)} changed files")
             filename = listed.filename or PurePosixPath(listed.name).name
             read = read_input(
                 listed.name,
@@ -184,6 +197,12 @@ def _ingest(
     for outcome in ingest_documents(
         collection=collection, documents=documents(), embedder=embedder, store=store
     ):
+        if outcome.outcome == Outcome.FAILED and _was_cancelled():
+            # Stopped before its chunks were written: a new item goes again, as an upload's; one
+            # that was there keeps its chunks (the pipeline's _stopped).
+            if outcome.source not in known and outcome.item_uid is not None:
+                delete_item(item_uid=outcome.item_uid, dry_run=False, store=store)
+            continue
         if outcome.outcome == Outcome.FAILED:
             _failed(result, report, outcome.source, outcome.error or "failed")
             continue
@@ -191,6 +210,12 @@ def _ingest(
         result.results.append(outcome)
         if outcome.outcome != Outcome.UNCHANGED:
             report(f"{outcome.outcome.value} {outcome.source} ({outcome.chunk_count} chunks)")
+    cancellation.check()
+
+
+def _was_cancelled() -> bool:
+    token = cancellation.current()
+    return token is not None and token.cancelled
 
 
 def source_given(source: Source) -> dict[str, object]:
