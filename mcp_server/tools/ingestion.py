@@ -135,7 +135,7 @@ def as_report(report: IngestionStatus) -> IngestionReport:
         jobs=[
             JobStatus(
                 job_id=state.job.uid,
-                kind=state.job.kind,
+                kind="sync" if state.job.kind == "sync" else "upload",
                 title=state.job.title,
                 collection=CollectionRef(uid=state.job.collection.uid, name=state.job.collection.name),
                 status=state.job.status,
