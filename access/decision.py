@@ -36,6 +36,7 @@ from access.credentials import AuthFailure
 from access.metrics import AUTH_FAILURES
 from access.principal import Principal
 from access.refusals import READ, WRITE, Refusal
+from mnemosyne.evaluation.models import EvaluationSet, Run
 from mnemosyne.lib import outages
 from mnemosyne.lib.outages import Dependency
 from mnemosyne.library.errors import NotFound
@@ -190,6 +191,8 @@ _UID_ARGUMENTS = (
     ("item_uid", "item", Item.objects.all(), "collection__library_id"),
     ("chunk_uid", "chunk", Chunk.objects.all(), "library_id"),
     ("source_uid", "source", Source.objects.all(), "collection__library_id"),
+    ("evaluation_set_uid", "evaluation set", EvaluationSet.objects.all(), "library_id"),
+    ("run_id", "evaluation run", Run.objects.all(), "evaluation_set__library_id"),
 )
 
 

@@ -36,7 +36,9 @@ READ, WRITE = "read", "write"
 
 def local(actor: str = "local") -> Principal:
     """The operator on this machine: every scope, every library."""
-    return Principal(kind=Kind.LOCAL, actor=actor, scopes=frozenset({READ, WRITE}), subject=actor)
+    return Principal(
+        kind=Kind.LOCAL, actor=actor, scopes=frozenset({READ, WRITE}), subject=actor, managed_ids=None
+    )
 
 
 def identify(credential: str | None) -> Principal | Refusal:
@@ -112,6 +114,7 @@ def _acting(
         subject=subject,
         library_ids=reach.readable,
         editable_ids=reach.editable,
+        managed_ids=reach.managed,
     )
 
 

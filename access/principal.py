@@ -35,6 +35,9 @@ class Principal:
     library_ids: frozenset[int] | None = None
     # The library ids it may change (within those it sees); None: every one it sees.
     editable_ids: frozenset[int] | None = None
+    # The library ids it manages (their evaluation sets and runs): none unless a role says so; None:
+    # every one it sees (the local operator).
+    managed_ids: frozenset[int] | None = frozenset()
 
     @property
     def is_anonymous(self) -> bool:
@@ -51,6 +54,9 @@ class Principal:
 
     def may_change(self, library_id: int) -> bool:
         return self.sees(library_id) and (self.editable_ids is None or library_id in self.editable_ids)
+
+    def manages(self, library_id: int) -> bool:
+        return self.sees(library_id) and (self.managed_ids is None or library_id in self.managed_ids)
 
     @property
     def caller_key(self) -> str:

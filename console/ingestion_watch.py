@@ -2,16 +2,18 @@
 and those just read, each with its time per stage (read, parse, OCR, chunk, embed, write, as the
 pipeline recorded them in the item's metadata "stages"); failures with their reasons; upload jobs
 (one no worker has taken says so); the background queue and the workers alive (their heartbeats,
-ingestion/worker_beats.py); the sources and the errors of their last sync. Within the person's
-libraries."""
+ingestion/worker_beats.py); the sources and the errors of their last sync; libraries being
+re-embedded (and those re-embedded in the last hour). Within the person's libraries."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from access.principal import Principal
@@ -19,7 +21,7 @@ from console.access import console_view
 from mnemosyne.ingestion import worker_beats
 from mnemosyne.ingestion.status import ingestion_status
 from mnemosyne.library import selectors
-from mnemosyne.library.models import EmbeddingStatus, Item, WorkerBeat
+from mnemosyne.library.models import EmbeddingStatus, Item, ReembedJob, WorkerBeat
 
 # Items just read, newest first.
 RECENT = 20
@@ -58,9 +60,18 @@ def ingestion(request: HttpRequest, principal: Principal) -> HttpResponse:
             "recent": [_timed(item) for item in recent],
             "stages": STAGES,
             "queue": _queue(),
+            "reembeddings": _reembeddings(),
             "reading": any(item.embedding_status == EmbeddingStatus.PROCESSING for item in status.items),
         },
     )
+
+
+def _reembeddings() -> list[ReembedJob]:
+    """Re-embeddings under way, and those that ended in the last hour."""
+    recent = timezone.now() - timedelta(hours=1)
+    jobs = selectors.within_boundary(ReembedJob.objects.select_related("library"), "library_id")
+    under_way = Q(status__in=(ReembedJob.Status.QUEUED, ReembedJob.Status.RUNNING))
+    return list(jobs.filter(under_way | Q(finished_at__gte=recent))[:RECENT])
 
 
 def _timed(item: Item) -> Timed:

@@ -93,8 +93,8 @@ async def _call_as_task(
     if job_id is None:
         # Refused before any work was queued (a bad argument, an unreadable document): said as is.
         return result
-    task = await blocking.run(task_jobs.own_task, job_id)
-    return {"task": task_of(task)}
+    task = await blocking.run(task_jobs.queued_task, job_id)
+    return result if task is None else {"task": task_of(task)}
 
 
 async def _task_method(method: str, params: Mapping[str, Any]) -> HandlerResult:

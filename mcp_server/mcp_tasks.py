@@ -59,8 +59,8 @@ class Tasks(Extension):
         job_id = task_jobs.queued_job(params.name, result)
         if job_id is None or not _client_has_tasks(ctx):
             return result
-        task = await blocking.run(task_jobs.own_task, job_id)
-        return {**task_of(task), "resultType": "task"}
+        task = await blocking.run(task_jobs.queued_task, job_id)
+        return result if task is None else {**task_of(task), "resultType": "task"}
 
 
 def _client_has_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -101,5 +101,5 @@ async def _cancel(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Ha
 
 
 async def _update(ctx: ServerRequestContext[Any, Any], params: UpdateParams) -> HandlerResult:
-    await blocking.run(task_jobs.own_job, params.task_id)
+    await blocking.run(task_jobs.own_task, params.task_id)
     raise MCPError(INVALID_PARAMS, "this task does not wait for input")

@@ -76,8 +76,9 @@ INSTRUCTIONS = (
     "with citations; you do the synthesis. Typical flow: list_libraries to see what exists (list_topics "
     "and list_concepts show what a library covers), search (optionally narrowed by library_uid or "
     "collection_uid) to find relevant chunks, get_chunk for a chunk's full text and neighbours. Cite the "
-    "chunk_uid of every chunk you rely on; the prompt cite-sources spells this out. upsert_item and "
-    "delete_item change the libraries and need a token allowed to write."
+    "chunk_uid of every chunk you rely on; the prompt cite-sources spells this out. upsert_item, "
+    "delete_item and sync_source change the libraries and need a token allowed to write; "
+    "run_evaluation and reembed_library are for a library's managers."
 )
 
 

@@ -1,4 +1,4 @@
-"""A background job someone follows (library.models.IngestJob: an upload, a sync): while it
+"""A background job someone follows (library.models.IngestJob: an upload, a sync; a ReembedJob): while it
 runs, a watcher thread (one database connection, closed when the job ends) writes where the work is
 (lib/progress.py: "embedded 256 of 812 chunks") to the job every half second and reads whether it
 was asked to stop (`cancel_requested`, set by `cancel`); then the job's cancellation token is
@@ -13,7 +13,7 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from mnemosyne.lib import cancellation
-from mnemosyne.library.models import IngestJob
+from mnemosyne.library.models import IngestJob, ReembedJob
 
 # How often a running job's progress is written and its cancellation looked for.
 WATCH_SECONDS = 0.5
@@ -42,7 +42,10 @@ def cancel(job_uid: str) -> str:
 class Watcher:
     """The running job's progress written, and its cancellation read, from one thread."""
 
-    def __init__(self, job_pk: int, token: cancellation.Token) -> None:
+    def __init__(
+        self, job_pk: int, token: cancellation.Token, model: type[IngestJob | ReembedJob] = IngestJob
+    ) -> None:
+        self._model = model
         self._job_pk = job_pk
         self._token = token
         self._said = ""
@@ -76,7 +79,7 @@ class Watcher:
 
     def _write(self, said: str, written: str) -> str:
         close_old_connections()
-        jobs = IngestJob.objects.filter(pk=self._job_pk)
+        jobs = self._model.objects.filter(pk=self._job_pk)
         if said and said != written:
             jobs.update(progress=said, updated_at=timezone.now())
         if jobs.filter(cancel_requested=True).exists():

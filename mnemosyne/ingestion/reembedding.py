@@ -7,7 +7,8 @@ batches into a temporary table; the library keeps its vectors and model meanwhil
 on with the old model. Then, in one transaction holding the library row (writes hold it FOR SHARE,
 vector_models.hold): the chunks written since are embedded too, every chunk's vector replaced, and
 the library's model and dimension set. A search sees the old model and vectors or the new, never
-a mix. Interrupted before the switch, nothing changed.
+a mix. Interrupted before the switch, nothing changed — so is a job cancelled (reembed_jobs.py): it
+stops before its next batch, or its switch's transaction rolls back.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.db import connection, transaction
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion.item_context import CONTEXT_FIELDS, chunk_header
+from mnemosyne.lib import cancellation
 from mnemosyne.library import vector_models
 from mnemosyne.library.chunk_reads import chunk_text
 from mnemosyne.library.models import Chunk, ChunkKind, Library
@@ -74,6 +76,7 @@ def _stage(library: Library, embedder: Embedder, *, report: Callable[[int], None
         )
         if not batch:
             return done
+        cancellation.check()  # a job asked to stop stops here; before the switch nothing changed
         vectors = embedder.embed_batch([_embedding_input(chunk) for chunk in batch])
         _insert(batch, vectors)
         done += len(batch)

@@ -1,7 +1,8 @@
 """Every background task (Django's Tasks framework), each counted and timed by one decorator, and
 the calls that queue them: a file or URL to ingest (`ingest --background`), an upload
 (`upsert_item`), a source's sync (scheduled, or asked for), an item's context after a person
-corrected what it is, a library's documents read again under a new profile.
+corrected what it is, a library's documents read again under a new profile, a library re-embedded
+with the servers' model.
 
 `python manage.py db_worker` (django-tasks-db) runs the tasks, and any number of workers on any
 number of machines can share the queue in PostgreSQL. A file is read by the worker at the path it
@@ -24,7 +25,7 @@ from django.tasks import task
 from django.utils import timezone
 
 from mnemosyne.embedding import get_embedder
-from mnemosyne.ingestion import formats, sync_jobs, uploads
+from mnemosyne.ingestion import formats, reembed_jobs, sync_jobs, uploads
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
 from mnemosyne.ingestion.identity_corrections import record_identity, refresh
 from mnemosyne.ingestion.inputs import InputFile, Skipped, collect_inputs, is_url
@@ -36,7 +37,7 @@ from mnemosyne.ingestion.sync.listings import SourceUnavailable
 from mnemosyne.ingestion.sync.runs import sync_source
 from mnemosyne.ingestion.task_timing import timed
 from mnemosyne.ingestion.upload_jobs import run_upload
-from mnemosyne.library.models import Collection, IngestJob, Item, Library, Source
+from mnemosyne.library.models import Collection, IngestJob, Item, Library, ReembedJob, Source
 from mnemosyne.profiles.identity import Identity, given_as_text, parse_given
 from mnemosyne.storage import ChunkStore, get_chunk_store
 
@@ -223,6 +224,29 @@ def enqueue_sync(source: Source, *, requested_by: str = "") -> IngestJob:
         )
         sync_job.enqueue(job_uid=job.uid)
     return job
+
+
+def enqueue_reembed(library: Library, *, model: str, requested_by: str = "") -> ReembedJob:
+    """Queue the re-embedding of `library` with `model` (the servers' own) for a worker
+    (reembed_jobs.py), as a job for `requested_by` (a caller_key, or "")."""
+    with transaction.atomic():
+        job = ReembedJob.objects.create(
+            library=library,
+            model=model,
+            model_before=library.embedding_model,
+            requested_by=requested_by,
+            progress="waiting for a worker",
+            updated_at=timezone.now(),
+        )
+        reembed_library.enqueue(job_uid=job.uid)
+    return job
+
+
+@task
+@timed
+def reembed_library(*, job_uid: str) -> dict[str, object]:
+    """A library re-embedded with the servers' model (reembed_jobs.py: `reembed_library`)."""
+    return reembed_jobs.run_reembed(job_uid)
 
 
 @task

@@ -31,6 +31,10 @@ def new_job_uid() -> str:
     return new_uid("job")
 
 
+def new_reembed_job_uid() -> str:
+    return new_uid("emb")
+
+
 def new_source_uid() -> str:
     return new_uid("src")
 

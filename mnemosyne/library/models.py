@@ -362,6 +362,41 @@ class IngestJob(models.Model):
         return f"{self.uid} {self.title} ({self.status})"
 
 
+class ReembedJob(models.Model):
+    """A library's chunks embedded again with the server's model (`reembed_library`), run by a
+    background worker (ingestion/reembed_jobs.py): the new vectors built beside the old, then one
+    switch (reembedding.py). Cancelled before the switch, nothing of the library changed."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        COMPLETE = "complete", "Complete"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    uid = models.CharField(max_length=32, unique=True, default=uids.new_reembed_job_uid, editable=False)
+    library = models.ForeignKey(Library, on_delete=models.CASCADE, related_name="reembed_jobs")
+    # The model it embeds with, and the one the library had when it was asked for.
+    model = models.CharField(max_length=500)
+    model_before = models.CharField(max_length=500, blank=True, default="")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.CharField(max_length=200, blank=True, default="")
+    done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    requested_by = models.CharField(max_length=200, blank=True, default="")
+    cancel_requested = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.uid} {self.model} ({self.status})"
+
+
 class WorkerBeat(models.Model):
     """A background worker's heartbeat (ingestion/worker_beats.py): one row per `db_worker` process."""
 

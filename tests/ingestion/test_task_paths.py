@@ -34,6 +34,7 @@ def test_every_background_task_is_declared_in_the_tasks_module() -> None:
             "sync_scheduled",
             "sync_once",
             "sync_job",
+            "reembed_library",
             "refresh_context",
             "reread_documents",
         )

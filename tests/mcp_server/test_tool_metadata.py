@@ -47,16 +47,24 @@ def test_every_tool_is_described_strict_annotated_versioned_and_has_an_output_sc
 
 def test_the_hints_tell_reads_from_writes(in_process_url: str) -> None:
     by_name = {tool.name: tool.annotations for tool in listed_tools(in_process_url)}
-    assert {"upsert_item", "delete_item", "sync_source"} == WRITE_TOOLS
+    assert {"upsert_item", "delete_item", "sync_source", "run_evaluation", "reembed_library"} == WRITE_TOOLS
     for name, hints in by_name.items():
         # Only the user's own libraries, never the outside world — but a sync reads its source,
         # which may be a website.
         assert hints.open_world_hint is (name == "sync_source")
-        if name in WRITE_TOOLS:
+        if name == "run_evaluation":
+            # It adds a run each call and changes nothing of the libraries.
+            assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (
+                False,
+                False,
+                False,
+            )
+        elif name in WRITE_TOOLS:
             assert hints.read_only_hint is False and hints.destructive_hint is True
+            assert hints.idempotent_hint is True
         else:
             assert hints.read_only_hint is True and hints.destructive_hint is False
-        assert hints.idempotent_hint is True
+            assert hints.idempotent_hint is True
 
 
 def test_required_arguments_are_declared_required(in_process_url: str) -> None:
@@ -69,6 +77,9 @@ def test_required_arguments_are_declared_required(in_process_url: str) -> None:
     assert required["upsert_item"] == {"collection_uid", "title"}
     assert required["delete_item"] == {"item_uid"}
     assert required["sync_source"] == {"source_uid"}
+    assert required["run_evaluation"] == {"evaluation_set_uid"}
+    assert required["get_evaluation_run"] == {"run_id"}
+    assert required["reembed_library"] == {"library_uid"}
     assert required["list_concepts"] == required["list_topics"] == required["get_collection_config"] == set()
 
 
