@@ -2,10 +2,11 @@
 the 2026-07-28 extension (task_jobs.py).
 
 - `initialize` on 2025-11-25 declares `capabilities.tasks` (tools/call, list, cancel), and
-  `tools/list` marks `upsert_item` and `sync_source` `execution.taskSupport: "optional"`;
-- `tools/call` of `upsert_item` with `task` queues the upload for a worker (as `background: true`),
-  `sync_source` queues as it always does, and both answer a `CreateTaskResult`; another tool asked
-  for as a task is -32601;
+  `tools/list` marks the tools whose work is queued (task_jobs.TASK_TOOLS: `upsert_item`,
+  `sync_source`, `run_evaluation`, `reembed_library`) `execution.taskSupport: "optional"`;
+- `tools/call` of one of them with `task` answers a `CreateTaskResult` (`upsert_item` queues the
+  upload for a worker, as `background: true`; the others always queue); another tool asked for as
+  a task is -32601;
 - `tasks/get` (the task), `tasks/result` (waits until it ends: the tool's result, or the error
   the job ended with), `tasks/list` (the caller's tasks, newest first, paged), `tasks/cancel`
   (a queued upload dropped, a running one stopped at its next step; an ended task is -32602).

@@ -1,16 +1,17 @@
 """Long work as MCP tasks: the 2026-07-28 Tasks extension (`io.modelcontextprotocol/tasks`).
 
-An upload `upsert_item` queues for a background worker (a large document, or `background: true`)
-is answered, to a client whose request declares the extension, with a task handle
-(`resultType: "task"`) instead of the `queued` result — the task is the upload's job, the same one
-`get_ingestion_status` and the console show, not a second mechanism:
+A tool call whose work is queued for a background worker — `upsert_item` of a large document (or
+`background: true`), `sync_source`, `run_evaluation`, `reembed_library` — is answered, to a client
+whose request declares the extension, with a task handle (`resultType: "task"`) instead of the
+`queued` result. The task is that work's job or run (task_jobs.py), the same one the console and
+`get_ingestion_status` show, not a second mechanism:
 
 - `tasks/get`: `working` (with where it is: "embedded 256 of 812 chunks"), `completed` with the
-  result `upsert_item` would have given, `failed` with the reason, or `cancelled`;
-- `tasks/cancel`: a queued upload is dropped at once, a running one stops at its next step and
-  keeps nothing (a new item is removed; one being replaced keeps its chunks); a finished task is
-  left as it ended;
-- `tasks/update`: refused — an upload never waits for input.
+  result the tool gives for the finished work, `failed` with the reason, or `cancelled`;
+- `tasks/cancel`: queued work is dropped at once, running work stops at its next step (an upload
+  keeps nothing; a sync keeps the documents it finished; a run the questions it answered; a
+  re-embedding changes nothing); a finished task is left as it ended;
+- `tasks/update`: refused — none of this work waits for input.
 
 A task is its caller's (task_jobs.py). Tasks are kept as long as their jobs (`ttlMs: null`); poll
 every second.

@@ -39,6 +39,11 @@ def sample_arguments(collection: Collection) -> dict[str, dict[str, Any]]:
         "get_ingestion_status": {},
         "upsert_item": {"collection_uid": collection.uid, "title": "New", "text": "# New\n\nHello."},
         "delete_item": {"item_uid": item.uid, "dry_run": False},
+        "sync_source": {"source_uid": "src_nowhere0000000"},
+        "list_evaluation_sets": {},
+        "run_evaluation": {"evaluation_set_uid": "set_nowhere0000000"},
+        "get_evaluation_run": {"run_id": "run_nowhere0000000"},
+        "reembed_library": {"library_uid": collection.library.uid},
     }
 
 

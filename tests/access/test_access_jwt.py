@@ -99,6 +99,9 @@ def test_a_jwt_without_the_write_scope_cannot_write_and_nothing_changes(
     arguments = {
         "upsert_item": {"collection_uid": collection.uid, "title": "New", "text": "# New\n\nHello."},
         "delete_item": {"item_uid": item.uid, "dry_run": False},
+        "sync_source": {"source_uid": "src_nowhere0000000"},
+        "run_evaluation": {"evaluation_set_uid": "set_nowhere0000000"},
+        "reembed_library": {"library_uid": collection.library.uid},
     }[tool]
     before_metrics = httpx.get(f"{identity_server_url}/metrics").text
     before = (Item.objects.count(), Chunk.objects.count(), MCPAuditEvent.objects.count())
