@@ -100,6 +100,8 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
     Each query term contributes its SEARCH_BM25_TERM_POSTINGS strongest postings (by impact,
     read in index order), so the cost is bounded by the query, not by the corpus: a chunk
     outside a very common term's strongest postings misses only that term's small share.
+    The best SEARCH_BM25_RESCORE chunks are then scored again from all their postings — unless no
+    term has more postings than were read, when their scores are exact already.
     A query of up to OPERATOR_MAX_QUERY_CHARS using websearch operators (phrases, -exclusion,
     OR) also has to match them.
     """
@@ -139,21 +141,29 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
             GROUP BY p.chunk_id
             ORDER BY score DESC, p.chunk_id
             LIMIT %(rescore)s
+        ), whole AS (
+            -- No term has more postings than were read of it: the candidates' scores are exact.
+            SELECT coalesce(bool_and(df <= %(per_term)s), true) AS read FROM query_terms
         )
-        SELECT c.chunk_id, {_SCORE} AS score
-        FROM candidates c
-        -- Each candidate's own postings, a few hundred rows in all, read from posting_by_chunk
-        -- alone (it covers term, tf and dl: the postings' heap stays unread). Joined the
-        -- other way the planner reads every posting of the query's terms, 500,000 rows for ten
-        -- terms at a million chunks. OFFSET 0 keeps the subquery per candidate.
-        CROSS JOIN LATERAL (
-            SELECT p.term_id, p.tf, p.dl FROM library_posting p WHERE p.chunk_id = c.chunk_id OFFSET 0
-        ) p
-        JOIN query_terms q ON q.id = p.term_id
-        GROUP BY c.chunk_id
+        SELECT chunk_id, score FROM (
+            SELECT c.chunk_id, c.score FROM candidates c WHERE (SELECT read FROM whole)
+            UNION ALL
+            SELECT c.chunk_id, {_SCORE} AS score
+            FROM candidates c
+            -- Each candidate's own postings, a few hundred rows in all, read from posting_by_chunk
+            -- alone (it covers term, tf and dl: the postings' heap stays unread). Joined the
+            -- other way the planner reads every posting of the query's terms, 500,000 rows for ten
+            -- terms at a million chunks. OFFSET 0 keeps the subquery per candidate.
+            CROSS JOIN LATERAL (
+                SELECT p.term_id, p.tf, p.dl FROM library_posting p WHERE p.chunk_id = c.chunk_id OFFSET 0
+            ) p
+            JOIN query_terms q ON q.id = p.term_id
+            WHERE NOT (SELECT read FROM whole)
+            GROUP BY c.chunk_id
+        ) scored
         -- Chunks of equal score (copies) in chunk order: the float sum's last bits depend on the
         -- order its rows come in, which is the plan's.
-        ORDER BY round(({_SCORE})::numeric, 9) DESC, c.chunk_id
+        ORDER BY round(score::numeric, 9) DESC, chunk_id
         LIMIT %(limit)s
     """
     with connections[reading()].cursor() as cursor:

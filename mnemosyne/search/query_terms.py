@@ -40,7 +40,8 @@ _MODALS = "would could might must shall"
 FUNCTION_WORDS = frozenset(f"{_PREPOSITIONS} {_CONJUNCTIONS} {_MODALS} whose".split())
 _WORD = re.compile(r"[A-Za-z]+")
 
-# The question's terms as `query_terms (id, lexeme, w, c1, c2)`, for SQL that goes on after it.
+# The question's terms as `query_terms (id, lexeme, w, c1, c2, df)`, for SQL that goes on after it
+# (df: in how many chunks of every library the term is).
 SQL = """
     WITH stats AS (
         SELECT greatest(chunk_count, 1)::float8 AS n,
@@ -55,7 +56,8 @@ SQL = """
                    FROM unnest(%(configs)s::regconfig[]) AS cfg
                )) AS function_word,
                %(k1)s::float8 * (1 - %(b)s::float8) AS c1,
-               %(k1)s::float8 * %(b)s::float8 / s.avgdl AS c2
+               %(k1)s::float8 * %(b)s::float8 / s.avgdl AS c2,
+               t.document_frequency AS df
         FROM library_term t CROSS JOIN stats s
         WHERE t.lexeme = ANY (ARRAY(
             SELECT unnest(tsvector_to_array(to_tsvector(cfg, %(query)s)))
@@ -69,7 +71,7 @@ SQL = """
                    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY w)
                    FROM question_terms WHERE NOT function_word
                )) ELSE w END AS w,
-               c1, c2
+               c1, c2, df
         FROM question_terms
         ORDER BY 3 DESC, id
         LIMIT %(max_terms)s
