@@ -27,7 +27,7 @@ from mcp_server.tools.items import render_upsert, upserted
 from mcp_server.tools.reembedding import reembed_state, render_reembed
 from mcp_server.tools.sources import render_sync, synced
 from mnemosyne.evaluation import runs
-from mnemosyne.evaluation.models import Run, RunStatus
+from mnemosyne.evaluation.models import Run
 from mnemosyne.ingestion import job_watch, reembed_jobs
 from mnemosyne.library.models import IngestJob, ReembedJob
 
@@ -43,29 +43,18 @@ TASK_TOOLS = {
 PAGE = 50
 
 TaskStatus = Literal["working", "completed", "failed", "cancelled"]
+# A job's, a run's or a re-embedding's status as a task's (they share their words but for a run's
+# "done").
 STATUS: dict[str, TaskStatus] = {
-    IngestJob.Status.QUEUED: "working",
-    IngestJob.Status.RUNNING: "working",
-    IngestJob.Status.COMPLETE: "completed",
-    IngestJob.Status.FAILED: "failed",
-    IngestJob.Status.CANCELLED: "cancelled",
-}
-RUN_STATUS: dict[str, TaskStatus] = {
-    RunStatus.QUEUED: "working",
-    RunStatus.RUNNING: "working",
-    RunStatus.DONE: "completed",
-    RunStatus.FAILED: "failed",
-    RunStatus.CANCELLED: "cancelled",
+    "queued": "working",
+    "running": "working",
+    "complete": "completed",
+    "done": "completed",
+    "failed": "failed",
+    "cancelled": "cancelled",
 }
 RUN_PREFIX = "run_"
 REEMBED_PREFIX = "emb_"
-REEMBED_STATUS: dict[str, TaskStatus] = {
-    ReembedJob.Status.QUEUED: "working",
-    ReembedJob.Status.RUNNING: "working",
-    ReembedJob.Status.COMPLETE: "completed",
-    ReembedJob.Status.FAILED: "failed",
-    ReembedJob.Status.CANCELLED: "cancelled",
-}
 
 
 @dataclass(frozen=True)
@@ -105,7 +94,7 @@ def queued_job(tool: str, result: Any) -> str | None:
     return task_id if isinstance(task_id, str) else None
 
 
-def view(job: IngestJob) -> TaskView:
+def job_view(job: IngestJob) -> TaskView:
     status = STATUS[job.status]
     result = error = None
     if status == "completed" and job.kind == IngestJob.Kind.SYNC:
@@ -132,7 +121,7 @@ def view(job: IngestJob) -> TaskView:
 
 
 def run_view(run: Run) -> TaskView:
-    status = RUN_STATUS[run.status]
+    status = STATUS[run.status]
     message = f"answered {run.done} of {run.total} questions"
     if run.stalled:
         message += "; its worker stopped: resume it from the console"
@@ -156,7 +145,7 @@ def run_view(run: Run) -> TaskView:
 
 
 def reembed_view(job: ReembedJob) -> TaskView:
-    status = REEMBED_STATUS[job.status]
+    status = STATUS[job.status]
     result = error = None
     if status == "completed":
         state = reembed_state(job)
@@ -228,7 +217,7 @@ def _view(found: IngestJob | Run | ReembedJob) -> TaskView:
         return run_view(found)
     if isinstance(found, ReembedJob):
         return reembed_view(found)
-    return view(found)
+    return job_view(found)
 
 
 def own_task(task_id: object) -> TaskView:

@@ -21,6 +21,9 @@ from tests.mcp_server import in_process
 T = TypeVar("T")
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+# A 2026-07-28 client's capabilities that declare the Tasks extension.
+TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 
 
 @contextlib.asynccontextmanager
@@ -111,6 +114,29 @@ def post(
 
         return run(in_this_process)
     return httpx.post(f"{base}/mcp/", content=content, headers=sent, timeout=60)
+
+
+def answer(
+    method: str,
+    params: dict[str, Any],
+    token: str,
+    base: str,
+    version: str = LEGACY,
+    capabilities: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One request's JSON-RPC answer over HTTP: on 2025-11-25 (named in its header), or as a
+    2026-07-28 request whose `_meta` declares `capabilities` (TASKS by default)."""
+    headers = {"MCP-Protocol-Version": version}
+    if version == MODERN:
+        headers["Mcp-Method"] = method
+        if method == "tools/call":
+            headers["Mcp-Name"] = params["name"]
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": TASKS if capabilities is None else capabilities,
+        }
+        params = {**params, "_meta": meta}
+    return sse_payload(post(base, rpc(method, params), token, headers=headers))
 
 
 def sse_payload(response: httpx.Response) -> dict[str, Any]:

@@ -16,30 +16,16 @@ from mnemosyne.evaluation.models import EvaluationSet, Run, RunStatus
 from mnemosyne.evaluation.services import create_set
 from mnemosyne.evaluation.set_imports import import_file
 from tests.evaluation.corpus import make_library
-from tests.mcp_server.clients import MODERN, post, rpc, sse_payload
+from tests.mcp_server.clients import MODERN
+from tests.mcp_server.clients import answer as call
 
 pytestmark = pytest.mark.django_db(transaction=True)
-TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 QUESTIONS = (
     "question,item,pages\n"
     "why do ocean tides rise and fall,tides,\n"
     "how do green leaves make sugar from sunlight,leaves,\n"
     "where does lava erupt from,volcano,\n"
 )
-
-
-def call(method: str, params: dict[str, Any], token: str, base: str, version: str = "2025-11-25") -> Any:
-    headers = {"MCP-Protocol-Version": version}
-    if version == MODERN:
-        headers |= {"Mcp-Method": method}
-        if method == "tools/call":
-            headers["Mcp-Name"] = params["name"]
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": TASKS,
-        }
-        params = {**params, "_meta": meta}
-    return sse_payload(post(base, rpc(method, params), token, headers=headers))
 
 
 def tool(name: str, **arguments: Any) -> dict[str, Any]:

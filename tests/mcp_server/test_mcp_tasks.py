@@ -17,12 +17,14 @@ import pytest
 from django.contrib.auth.models import User
 
 from access.services import create_token
+from mcp_server import task_jobs
 from mnemosyne.embedding import Embedder
+from mnemosyne.evaluation.models import RunStatus
 from mnemosyne.ingestion import job_watch, tasks, upload_jobs
-from mnemosyne.library.models import Chunk, Collection, IngestJob, Item
+from mnemosyne.library.models import Chunk, Collection, IngestJob, Item, ReembedJob
 from mnemosyne.library.services import ensure_collection, ensure_library
 from tests.documents import pdf_bytes
-from tests.mcp_server.clients import MODERN, post, rpc, sse_payload
+from tests.mcp_server.clients import LEGACY, MODERN, answer, post, rpc, sse_payload
 from tests.server_fixtures import node_script
 from tests.servers import db_worker
 from tests.stand_in_embedder import StandInEmbedder
@@ -45,7 +47,6 @@ WORDS = [
     "ledger",
     "dock",
 ]
-TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 
 
 def manual(pages: int, seed: int) -> bytes:
@@ -56,17 +57,6 @@ def manual(pages: int, seed: int) -> bytes:
         for page in range(pages)
     ]
     return pdf_bytes(lines, title=f"Harbour manual {seed}")
-
-
-def modern(method: str, params: dict[str, Any], token: str, base: str) -> dict[str, Any]:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": TASKS,
-    }
-    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
-    if method == "tools/call":
-        headers["Mcp-Name"] = params["name"]
-    return sse_payload(post(base, rpc(method, {**params, "_meta": meta}), token, headers=headers))
 
 
 @pytest.fixture
@@ -188,25 +178,27 @@ def test_a_task_is_its_callers_and_says_how_it_ended(
             "background": True,
         },
     }
-    created = modern("tools/call", upload, mine, in_process_url)["result"]
+    created = answer("tools/call", upload, mine, in_process_url, MODERN)["result"]
     assert created["resultType"] == "task" and created["status"] == "working"
     task_id = created["taskId"]
     assert created["statusMessage"] == "waiting for a worker" and created["pollIntervalMs"] == 1000
 
-    unknown = modern("tasks/get", {"taskId": "job_nowhere0000000"}, mine, in_process_url)["error"]
-    other = modern("tasks/get", {"taskId": task_id}, theirs, in_process_url)["error"]
+    unknown = answer("tasks/get", {"taskId": "job_nowhere0000000"}, mine, in_process_url, MODERN)["error"]
+    other = answer("tasks/get", {"taskId": task_id}, theirs, in_process_url, MODERN)["error"]
     assert unknown["code"] == other["code"] == -32602
     assert other["message"].replace(task_id, "ID") == unknown["message"].replace("job_nowhere0000000", "ID")
-    assert "error" in modern("tasks/cancel", {"taskId": task_id}, theirs, in_process_url)
+    assert "error" in answer("tasks/cancel", {"taskId": task_id}, theirs, in_process_url, MODERN)
 
-    refused = modern("tasks/update", {"taskId": task_id, "inputResponses": {}}, mine, in_process_url)["error"]
+    refused = answer("tasks/update", {"taskId": task_id, "inputResponses": {}}, mine, in_process_url, MODERN)[
+        "error"
+    ]
     assert refused["code"] == -32602 and "input" in refused["message"]
 
     assert (
-        modern("tasks/cancel", {"taskId": task_id}, mine, in_process_url)["result"]["resultType"]
+        answer("tasks/cancel", {"taskId": task_id}, mine, in_process_url, MODERN)["result"]["resultType"]
         == "complete"
     )
-    again = modern("tasks/get", {"taskId": task_id}, mine, in_process_url)["result"]
+    again = answer("tasks/get", {"taskId": task_id}, mine, in_process_url, MODERN)["result"]
     assert again["status"] == "cancelled" and again["resultType"] == "complete"
     assert IngestJob.objects.get(uid=task_id).status == IngestJob.Status.CANCELLED
     # The upload was never run: the worker finds nothing queued.
@@ -254,14 +246,6 @@ def test_a_cancel_while_embedding_stops_there_and_keeps_nothing(
     assert not Item.objects.filter(title="Long manual").exists()
 
 
-LEGACY = "2025-11-25"
-
-
-def legacy(method: str, params: dict[str, Any], token: str, base: str) -> dict[str, Any]:
-    headers = {"MCP-Protocol-Version": LEGACY}
-    return sse_payload(post(base, rpc(method, params), token, headers=headers))
-
-
 def test_a_2025_client_follows_an_upload_as_a_task_of_that_revision(
     in_process_url: str, corpus: tuple[Any, Collection]
 ) -> None:
@@ -270,14 +254,14 @@ def test_a_2025_client_follows_an_upload_as_a_task_of_that_revision(
     _, mine = create_token(user=owner, name="mine", scopes=["read", "write"])
     _, theirs = create_token(user=owner, name="theirs", scopes=["read", "write"])
     hello = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    initialized = legacy("initialize", hello, mine, in_process_url)["result"]
+    initialized = answer("initialize", hello, mine, in_process_url)["result"]
     assert initialized["protocolVersion"] == LEGACY
     assert initialized["capabilities"]["tasks"] == {
         "list": {},
         "cancel": {},
         "requests": {"tools": {"call": {}}},
     }
-    tools = {tool["name"]: tool for tool in legacy("tools/list", {}, mine, in_process_url)["result"]["tools"]}
+    tools = {tool["name"]: tool for tool in answer("tools/list", {}, mine, in_process_url)["result"]["tools"]}
     assert tools["upsert_item"]["execution"] == {"taskSupport": "optional"}
     assert "execution" not in tools["search"]
 
@@ -287,52 +271,57 @@ def test_a_2025_client_follows_an_upload_as_a_task_of_that_revision(
         "text": "# Tides\n\nHigh water.",
     }
     upload: dict[str, Any] = {"name": "upsert_item", "arguments": arguments, "task": {"ttl": 60000}}
-    created = legacy("tools/call", upload, mine, in_process_url)["result"]
+    created = answer("tools/call", upload, mine, in_process_url)["result"]
     task = created["task"]
     assert set(created) == {"task"} and task["status"] == "working" and task["ttl"] is None
     assert task["statusMessage"] == "waiting for a worker" and task["pollInterval"] == 1000
     task_id = task["taskId"]
     assert IngestJob.objects.get(uid=task_id).status == IngestJob.Status.QUEUED
 
-    got = legacy("tasks/get", {"taskId": task_id}, mine, in_process_url)["result"]
+    got = answer("tasks/get", {"taskId": task_id}, mine, in_process_url)["result"]
     assert got["taskId"] == task_id and got["status"] == "working"
-    listed = legacy("tasks/list", {}, mine, in_process_url)["result"]
+    listed = answer("tasks/list", {}, mine, in_process_url)["result"]
     assert [found["taskId"] for found in listed["tasks"]] == [task_id] and "nextCursor" not in listed
-    assert legacy("tasks/list", {}, theirs, in_process_url)["result"]["tasks"] == []
-    other = legacy("tasks/get", {"taskId": task_id}, theirs, in_process_url)["error"]
-    unknown = legacy("tasks/result", {"taskId": "job_nowhere0000000"}, mine, in_process_url)["error"]
+    assert answer("tasks/list", {}, theirs, in_process_url)["result"]["tasks"] == []
+    other = answer("tasks/get", {"taskId": task_id}, theirs, in_process_url)["error"]
+    unknown = answer("tasks/result", {"taskId": "job_nowhere0000000"}, mine, in_process_url)["error"]
     assert other["code"] == unknown["code"] == -32602
     assert other["message"].replace(task_id, "ID") == unknown["message"].replace("job_nowhere0000000", "ID")
 
     # The worker ingests it; tasks/result then answers what upsert_item would have.
     assert upload_jobs.run_upload(task_id)["status"] == "complete"
-    done = legacy("tasks/get", {"taskId": task_id}, mine, in_process_url)["result"]
+    done = answer("tasks/get", {"taskId": task_id}, mine, in_process_url)["result"]
     assert done["status"] == "completed"
-    result = legacy("tasks/result", {"taskId": task_id}, mine, in_process_url)["result"]
+    result = answer("tasks/result", {"taskId": task_id}, mine, in_process_url)["result"]
     assert result["structuredContent"]["status"] == "created" and result["isError"] is False
     assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
     assert Item.objects.get(uid=result["structuredContent"]["item_uid"]).title == "Tides"
-    ended = legacy("tasks/cancel", {"taskId": task_id}, mine, in_process_url)["error"]
+    ended = answer("tasks/cancel", {"taskId": task_id}, mine, in_process_url)["error"]
     assert ended["code"] == -32602 and "completed" in ended["message"]
 
     # A second one cancelled while queued: tasks/result says so, and nothing is ingested.
-    second = legacy(
+    second = answer(
         "tools/call", {**upload, "arguments": {**upload["arguments"], "title": "Ebb"}}, mine, in_process_url
     )
     second_id = second["result"]["task"]["taskId"]
-    cancelled = legacy("tasks/cancel", {"taskId": second_id}, mine, in_process_url)["result"]
+    cancelled = answer("tasks/cancel", {"taskId": second_id}, mine, in_process_url)["result"]
     assert cancelled["status"] == "cancelled" and cancelled["taskId"] == second_id
-    refused = legacy("tasks/result", {"taskId": second_id}, mine, in_process_url)["error"]
+    refused = answer("tasks/result", {"taskId": second_id}, mine, in_process_url)["error"]
     assert refused["code"] == -32602 and "cancelled" in refused["message"]
     assert not Item.objects.filter(title="Ebb").exists()
 
     # A tool that does not run as a task says so; background: false contradicts a task.
-    search = legacy(
+    search = answer(
         "tools/call", {"name": "search", "arguments": {"query": "tides"}, "task": {}}, mine, in_process_url
     )
     assert search["error"]["code"] == -32601 and "task" in search["error"]["message"]
     forced = {**upload, "arguments": {**upload["arguments"], "background": False}}
-    assert legacy("tools/call", forced, mine, in_process_url)["error"]["code"] == -32602
+    assert answer("tools/call", forced, mine, in_process_url)["error"]["code"] == -32602
     # Without `task` the call is answered as before.
-    plain = legacy("tools/call", {key: upload[key] for key in ("name", "arguments")}, mine, in_process_url)
+    plain = answer("tools/call", {key: upload[key] for key in ("name", "arguments")}, mine, in_process_url)
     assert plain["result"]["structuredContent"]["status"] == "unchanged"
+
+
+def test_every_status_of_the_work_a_task_follows_is_a_task_status() -> None:
+    every = set(IngestJob.Status.values) | set(RunStatus.values) | set(ReembedJob.Status.values)
+    assert every == set(task_jobs.STATUS)

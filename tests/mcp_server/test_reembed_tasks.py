@@ -17,26 +17,12 @@ from mnemosyne.ingestion import reembed_jobs, reembedding
 from mnemosyne.lib import cancellation
 from mnemosyne.library.models import Chunk, Library, ReembedJob
 from tests.conftest import ingest_fixture_docs
-from tests.mcp_server.clients import MODERN, post, rpc, sse_payload
+from tests.mcp_server.clients import MODERN
+from tests.mcp_server.clients import answer as call
 from tests.stand_in_embedder import StandInEmbedder
 
 pytestmark = pytest.mark.django_db(transaction=True)
-TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 OLD = "an-older-model"
-
-
-def call(method: str, params: dict[str, Any], token: str, base: str, version: str = "2025-11-25") -> Any:
-    headers = {"MCP-Protocol-Version": version}
-    if version == MODERN:
-        headers |= {"Mcp-Method": method}
-        if method == "tools/call":
-            headers["Mcp-Name"] = params["name"]
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": TASKS,
-        }
-        params = {**params, "_meta": meta}
-    return sse_payload(post(base, rpc(method, params), token, headers=headers))
 
 
 def reembed(library: Library) -> dict[str, Any]:

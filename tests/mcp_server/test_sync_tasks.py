@@ -17,25 +17,11 @@ from mnemosyne.ingestion import job_watch, sync_jobs
 from mnemosyne.lib import cancellation
 from mnemosyne.library.models import Chunk, EmbeddingStatus, IngestJob, Item, Source
 from mnemosyne.library.services import ensure_collection, ensure_library
-from tests.mcp_server.clients import MODERN, post, rpc, sse_payload
+from tests.mcp_server.clients import MODERN
+from tests.mcp_server.clients import answer as call
 from tests.stand_in_embedder import StandInEmbedder
 
 pytestmark = pytest.mark.django_db(transaction=True)
-TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
-
-
-def call(method: str, params: dict[str, Any], token: str, base: str, version: str = "2025-11-25") -> Any:
-    headers = {"MCP-Protocol-Version": version}
-    if version == MODERN:
-        headers |= {"Mcp-Method": method}
-        if method == "tools/call":
-            headers["Mcp-Name"] = params["name"]
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": TASKS,
-        }
-        params = {**params, "_meta": meta}
-    return sse_payload(post(base, rpc(method, params), token, headers=headers))
 
 
 def folder(root: Path, count: int, lines_each: int = 40) -> Path:
