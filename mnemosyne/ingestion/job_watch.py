@@ -1,9 +1,9 @@
-"""A background job someone follows (library.models.IngestJob: an upload, a sync; a ReembedJob): while it
-runs, a watcher thread (one database connection, closed when the job ends) writes where the work is
-(lib/progress.py: "embedded 256 of 812 chunks") to the job every half second and reads whether it
-was asked to stop (`cancel_requested`, set by `cancel`); then the job's cancellation token is
-cancelled, and the work stops at its next step (lib/cancellation.py). A queued job is cancelled at
-once."""
+"""A background job someone follows (library.models.IngestJob: an upload, a sync; or a
+ReembedJob): while it runs, a watcher thread (one database connection, closed when the job ends)
+writes where the work is (lib/progress.py: "embedded 256 of 812 chunks") to the job every half
+second and reads whether it was asked to stop (`cancel_requested`, set by `cancel`); then the job's
+cancellation token is cancelled, and the work stops at its next step (lib/cancellation.py). A
+queued job is cancelled at once."""
 
 from __future__ import annotations
 
