@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.http import HttpRequest
 
-from mnemosyne.library.models import Chunk, Collection, IngestJob, Library
+from mnemosyne.library.models import Chunk, Collection, IngestJob, Library, ReembedJob
 
 
 @admin.register(Library)
@@ -55,11 +55,43 @@ class ChunkAdmin(admin.ModelAdmin):
 
 @admin.register(IngestJob)
 class IngestJobAdmin(admin.ModelAdmin):
-    list_display = ["uid", "title", "collection", "status", "size", "created_at", "finished_at", "error"]
-    list_filter = ["status"]
+    list_display = [
+        "uid",
+        "kind",
+        "title",
+        "collection",
+        "status",
+        "size",
+        "created_at",
+        "finished_at",
+        "error",
+    ]
+    list_filter = ["kind", "status"]
     search_fields = ["uid", "title", "error"]
     readonly_fields = [field.name for field in IngestJob._meta.fields if field.name != "content"]
     exclude = ["content"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(ReembedJob)
+class ReembedJobAdmin(admin.ModelAdmin):
+    """Re-embeddings asked for over MCP (`reembed_library`): read-only, as the workers record them."""
+
+    list_display = [
+        "uid",
+        "library",
+        "model_before",
+        "model",
+        "status",
+        "progress",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["status"]
+    search_fields = ["uid", "library__name", "error"]
+    readonly_fields = [field.name for field in ReembedJob._meta.fields]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

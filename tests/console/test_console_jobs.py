@@ -40,3 +40,7 @@ def test_the_console_shows_a_sync_and_a_re_embedding_as_they_run_and_end(tmp_pat
     assert "Sync of berths" in watched
     assert "Libraries being re-embedded" in watched
     assert "an-older-model → the-servers-model" in watched and "waiting for a worker" not in watched
+    # The admin lists both, read-only.
+    assert "Sync of berths" in client.get("/admin/library/ingestjob/?kind__exact=sync").content.decode()
+    listed = client.get("/admin/library/reembedjob/").content.decode()
+    assert "the-servers-model" in listed and "an-older-model" in listed
