@@ -21,7 +21,7 @@ from mnemosyne.embedding import get_embedder
 from mnemosyne.library import query_log
 from mnemosyne.library.models import Library, QueryLog
 from tests.conftest import ingest_fixture_docs
-from tests.mcp_server.clients import JSON_HEADERS, modern, run
+from tests.mcp_server.clients import JSON_HEADERS, modern, post, rpc, run, sse_payload
 from tests.mcp_server.in_process import asgi_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -201,3 +201,13 @@ def test_past_days_are_rolled_up_once_and_the_views_count_them_with_today(world:
         '<th scope="row">search</th><td class="num">5</td><td class="num">1</td><td class="num">≤ 20</td>'
         in page_html
     )
+
+
+def test_a_call_over_http_leaves_its_row(world: dict[str, Any], live_server_url: str) -> None:
+    """Behind uvicorn too, the call's row is there, with who made it and how it went."""
+    answer = sse_payload(
+        post(live_server_url, rpc("tools/call", {"name": "list_libraries", "arguments": {}}), world["token"])
+    )
+    assert answer["result"]["structuredContent"]["libraries"]
+    (row,) = QueryLog.objects.filter(tool="list_libraries")
+    assert (row.caller, row.outcome, row.transport) == ("ann (token laptop)", "ok", "http")
