@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -155,13 +156,11 @@ def test_staff_see_every_call_a_manager_only_their_librarys_and_a_reader_none(wo
 def test_a_log_that_cannot_be_written_never_fails_the_call(
     world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(**fields: Any) -> None:
-        raise RuntimeError("disk full")
-
-    monkeypatch.setattr(QueryLog.objects, "create", broken)
+    monkeypatch.setattr(query_log, "_INSERT", None)  # no statement at all: the write fails at once
     answer = call(world["token"], "search", {"query": "restore the database"})
     assert answer["result"]["structuredContent"]["results"]
     assert "could not be written to the query log" in caplog.text
+    assert not QueryLog.objects.exists()
 
 
 def test_past_days_are_rolled_up_once_and_the_views_count_them_with_today(world: dict[str, Any]) -> None:
@@ -211,3 +210,14 @@ def test_a_call_over_http_leaves_its_row(world: dict[str, Any], live_server_url:
     assert answer["result"]["structuredContent"]["libraries"]
     (row,) = QueryLog.objects.filter(tool="list_libraries")
     assert (row.caller, row.outcome, row.transport) == ("ann (token laptop)", "ok", "http")
+
+
+def test_a_row_written_inside_a_transaction_leaves_its_commit_as_it_was(settings: Any) -> None:
+    settings.QUERY_LOG_DAYS = 30
+    row = query_log.Call("search", "http", "c", None, "q", 1, 0.5, 1.0, "ok")
+    query_log.record(row)  # on its own: committed without waiting for the disk
+    with transaction.atomic(), connection.cursor() as cursor:
+        query_log.record(row)
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+    assert QueryLog.objects.filter(caller="c").count() == 2
