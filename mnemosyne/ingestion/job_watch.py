@@ -13,45 +13,68 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from mnemosyne.lib import cancellation
-from mnemosyne.library.models import IngestJob, ReembedJob
+from mnemosyne.library.models import IngestJob, JobStatus, ReembedJob
 
 # How often a running job's progress is written and its cancellation looked for.
 WATCH_SECONDS = 0.5
 CANCELLED_ERROR = "cancelled before it finished; nothing of it was kept"
 
+Job = IngestJob | ReembedJob
 
-def cancel(job_uid: str) -> str:
-    """Ask the job to stop: a queued one is cancelled now (its upload dropped), a running one at its
-    next step. Returns the job's status after asking (finished jobs stay as they ended)."""
+
+def claim(model: type[Job], job_uid: str, progress: str, **matching: object) -> bool:
+    """Take the queued job of this uid (and `matching`) for this worker: running from now on."""
     now = timezone.now()
-    IngestJob.objects.filter(uid=job_uid, status=IngestJob.Status.QUEUED).update(
-        status=IngestJob.Status.CANCELLED,
+    claimed = model.objects.filter(uid=job_uid, status=JobStatus.QUEUED, **matching).update(
+        status=JobStatus.RUNNING, started_at=now, updated_at=now, progress=progress
+    )
+    return claimed > 0
+
+
+def cancel(job_uid: str, model: type[Job] = IngestJob, *, error: str = CANCELLED_ERROR) -> str:
+    """Ask the job to stop: a queued one is cancelled now (an upload's bytes dropped), a running
+    one at its next step. Returns the job's status after asking (finished jobs stay as they ended)."""
+    now = timezone.now()
+    model.objects.filter(uid=job_uid, status=JobStatus.QUEUED).update(
+        status=JobStatus.CANCELLED,
         finished_at=now,
         updated_at=now,
-        content=b"",
-        error=CANCELLED_ERROR,
+        error=error,
         progress="cancelled",
+        **_released(model),
     )
-    IngestJob.objects.filter(uid=job_uid, status=IngestJob.Status.RUNNING).update(
+    model.objects.filter(uid=job_uid, status=JobStatus.RUNNING).update(
         cancel_requested=True, updated_at=now, progress="stopping"
     )
-    status: str = IngestJob.objects.filter(uid=job_uid).values_list("status", flat=True).get()
+    status: str = model.objects.filter(uid=job_uid).values_list("status", flat=True).get()
     return status
+
+
+def finish(job: Job, status: str, **fields: object) -> None:
+    """The job's last word: how it ended (an upload's bytes dropped)."""
+    now = timezone.now()
+    model = type(job)
+    model.objects.filter(pk=job.pk).update(
+        status=status, finished_at=now, updated_at=now, **_released(model), **fields
+    )
+
+
+def _released(model: type[Job]) -> dict[str, object]:
+    """What an ended job no longer keeps: an upload's bytes."""
+    return {"content": b""} if model is IngestJob else {}
 
 
 class Watcher:
     """The running job's progress written, and its cancellation read, from one thread."""
 
-    def __init__(
-        self, job_pk: int, token: cancellation.Token, model: type[IngestJob | ReembedJob] = IngestJob
-    ) -> None:
-        self._model = model
-        self._job_pk = job_pk
+    def __init__(self, job: Job, token: cancellation.Token) -> None:
+        self._model = type(job)
+        self._job_pk = job.pk
         self._token = token
         self._said = ""
         self._lock = threading.Lock()
         self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"job-{job_pk}-watcher", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"job-{job.pk}-watcher", daemon=True)
         self._thread.start()
 
     def report(self, text: str) -> None:
@@ -85,10 +108,3 @@ class Watcher:
         if jobs.filter(cancel_requested=True).exists():
             self._token.cancel()
         return said or written
-
-
-def finish(job: IngestJob, status: str, **fields: object) -> None:
-    now = timezone.now()
-    IngestJob.objects.filter(pk=job.pk).update(
-        status=status, finished_at=now, updated_at=now, content=b"", **fields
-    )

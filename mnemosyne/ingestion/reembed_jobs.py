@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import logging
 
-from django.utils import timezone
-
 from mnemosyne.embedding import EmbeddingError, get_embedder
-from mnemosyne.ingestion.job_watch import Watcher
+from mnemosyne.ingestion import job_watch
+from mnemosyne.ingestion.job_watch import Watcher, claim, finish
 from mnemosyne.ingestion.reembedding import reembed
 from mnemosyne.lib import cancellation, progress
 from mnemosyne.library.errors import LibraryError
@@ -25,15 +24,11 @@ CANCELLED = "cancelled before the switch; the library keeps its vectors and its 
 
 def run_reembed(job_uid: str) -> dict[str, object]:
     """The reembed_library task's body: claim the job, re-embed, record how it ended."""
-    now = timezone.now()
-    claimed = ReembedJob.objects.filter(uid=job_uid, status=ReembedJob.Status.QUEUED).update(
-        status=ReembedJob.Status.RUNNING, started_at=now, updated_at=now, progress="loading the model"
-    )
-    if not claimed:
+    if not claim(ReembedJob, job_uid, "loading the model"):
         return {"job_id": job_uid, "skipped": "not queued"}
     job = ReembedJob.objects.select_related("library").get(uid=job_uid)
     token = cancellation.Token()
-    watcher = Watcher(job.pk, token, ReembedJob)
+    watcher = Watcher(job, token)
     chunks = 0
 
     def report(done: int, total: int) -> None:
@@ -49,41 +44,24 @@ def run_reembed(job_uid: str) -> dict[str, object]:
             done = reembed(job.library, embedder, report=report)
     except cancellation.Cancelled:
         watcher.stop()
-        _finish(job, ReembedJob.Status.CANCELLED, error=CANCELLED, progress="cancelled", done=chunks)
+        finish(job, ReembedJob.Status.CANCELLED, error=CANCELLED, progress="cancelled", done=chunks)
         return {"job_id": job_uid, "status": "cancelled"}
     except (EmbeddingError, LibraryError) as exc:
         watcher.stop()
-        _finish(job, ReembedJob.Status.FAILED, error=f"{exc} (nothing was changed)", progress="failed")
+        finish(job, ReembedJob.Status.FAILED, error=f"{exc} (nothing was changed)", progress="failed")
         return {"job_id": job_uid, "status": "failed", "error": str(exc)}
     except Exception as exc:
         watcher.stop()
         logger.exception("re-embedding job %s failed", job_uid)
         error = f"internal error ({type(exc).__name__}); see the server log (nothing was changed)"
-        _finish(job, ReembedJob.Status.FAILED, error=error, progress="failed")
+        finish(job, ReembedJob.Status.FAILED, error=error, progress="failed")
         raise
     watcher.stop()
-    _finish(job, ReembedJob.Status.COMPLETE, progress="done", done=done)
+    finish(job, ReembedJob.Status.COMPLETE, progress="done", done=done)
     return {"job_id": job_uid, "status": "complete", "chunks": done}
 
 
 def cancel(job_uid: str) -> str:
     """Ask the job to stop: a queued one is cancelled now, a running one at its next batch (before
     the switch; once switched it completes). Returns its status after asking."""
-    now = timezone.now()
-    ReembedJob.objects.filter(uid=job_uid, status=ReembedJob.Status.QUEUED).update(
-        status=ReembedJob.Status.CANCELLED,
-        finished_at=now,
-        updated_at=now,
-        error=CANCELLED,
-        progress="cancelled",
-    )
-    ReembedJob.objects.filter(uid=job_uid, status=ReembedJob.Status.RUNNING).update(
-        cancel_requested=True, updated_at=now, progress="stopping"
-    )
-    status: str = ReembedJob.objects.filter(uid=job_uid).values_list("status", flat=True).get()
-    return status
-
-
-def _finish(job: ReembedJob, status: str, **fields: object) -> None:
-    now = timezone.now()
-    ReembedJob.objects.filter(pk=job.pk).update(status=status, finished_at=now, updated_at=now, **fields)
+    return job_watch.cancel(job_uid, ReembedJob, error=CANCELLED)

@@ -12,9 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import PurePath
 
-from django.utils import timezone
-
-from mnemosyne.ingestion.job_watch import Watcher, finish
+from mnemosyne.ingestion.job_watch import Watcher, claim, finish
 from mnemosyne.ingestion.sync.listings import SourceUnavailable
 from mnemosyne.ingestion.sync.runs import CANCELLED, sync_source
 from mnemosyne.lib import cancellation, progress
@@ -33,11 +31,7 @@ def source_name(source: Source) -> str:
 
 def run_sync(job_uid: str) -> dict[str, object]:
     """The sync_job task's body: claim the job, sync its source, record how it ended."""
-    now = timezone.now()
-    claimed = IngestJob.objects.filter(
-        uid=job_uid, kind=IngestJob.Kind.SYNC, status=IngestJob.Status.QUEUED
-    ).update(status=IngestJob.Status.RUNNING, started_at=now, updated_at=now, progress="listing the source")
-    if not claimed:
+    if not claim(IngestJob, job_uid, "listing the source", kind=IngestJob.Kind.SYNC):
         return {"job_id": job_uid, "skipped": "not queued"}
     job = IngestJob.objects.select_related("source__collection__library").get(uid=job_uid)
     if job.source is None:
@@ -49,7 +43,7 @@ def run_sync(job_uid: str) -> dict[str, object]:
         )
         return {"job_id": job_uid, "status": "failed"}
     token = cancellation.Token()
-    watcher = Watcher(job.pk, token)
+    watcher = Watcher(job, token)
     try:
         with cancellation.of(token), progress.to(watcher.report):
             report = sync_source(job.source)

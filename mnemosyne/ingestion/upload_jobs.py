@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import logging
 
-from django.utils import timezone
-
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import uploads
-from mnemosyne.ingestion.job_watch import CANCELLED_ERROR, Watcher, finish
+from mnemosyne.ingestion.job_watch import CANCELLED_ERROR, Watcher, claim, finish
 from mnemosyne.lib import cancellation, progress
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import IngestJob
@@ -27,15 +25,11 @@ logger = logging.getLogger(__name__)
 
 def run_upload(job_uid: str) -> dict[str, object]:
     """The ingest_upload task's body: claim the job, ingest it, record how it ended."""
-    now = timezone.now()
-    claimed = IngestJob.objects.filter(uid=job_uid, status=IngestJob.Status.QUEUED).update(
-        status=IngestJob.Status.RUNNING, started_at=now, updated_at=now, progress="reading the document"
-    )
-    if not claimed:
+    if not claim(IngestJob, job_uid, "reading the document"):
         return {"job_id": job_uid, "skipped": "not queued"}
     job = IngestJob.objects.select_related("collection").get(uid=job_uid)
     token = cancellation.Token()
-    watcher = Watcher(job.pk, token)
+    watcher = Watcher(job, token)
     try:
         with cancellation.of(token), progress.to(watcher.report):
             result = uploads.upsert_item(

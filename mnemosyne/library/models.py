@@ -306,6 +306,17 @@ class Source(models.Model):
         return f"{self.kind} {self.location}"
 
 
+class JobStatus(models.TextChoices):
+    """Where background work someone follows is (an IngestJob, a ReembedJob; ingestion/job_watch.py)."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    COMPLETE = "complete", "Complete"
+    FAILED = "failed", "Failed"
+    # Cancelled by whoever asked for it, before or while it ran.
+    CANCELLED = "cancelled", "Cancelled"
+
+
 class IngestJob(models.Model):
     """Background ingestion someone follows: an upload queued for a worker (`upsert_item` of a
     large document: what was sent, until it is ingested, and then what became of it — never dropped
@@ -315,13 +326,7 @@ class IngestJob(models.Model):
         UPLOAD = "upload", "Upload"
         SYNC = "sync", "Sync of a source"
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        COMPLETE = "complete", "Complete"
-        FAILED = "failed", "Failed"
-        # Cancelled by whoever asked for it, before or while it ran; nothing of it was kept.
-        CANCELLED = "cancelled", "Cancelled"
+    Status = JobStatus
 
     uid = models.CharField(max_length=32, unique=True, default=uids.new_job_uid, editable=False)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.UPLOAD)
@@ -367,12 +372,7 @@ class ReembedJob(models.Model):
     background worker (ingestion/reembed_jobs.py): the new vectors built beside the old, then one
     switch (reembedding.py). Cancelled before the switch, nothing of the library changed."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        COMPLETE = "complete", "Complete"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
+    Status = JobStatus
 
     uid = models.CharField(max_length=32, unique=True, default=uids.new_reembed_job_uid, editable=False)
     library = models.ForeignKey(Library, on_delete=models.CASCADE, related_name="reembed_jobs")
