@@ -111,17 +111,7 @@ async def _task_method(method: str, params: Mapping[str, Any]) -> HandlerResult:
 
 def task_of(task: task_jobs.TaskView) -> dict[str, Any]:
     """The task as 2025-11-25's `Task`."""
-    found: dict[str, Any] = {
-        "taskId": task.task_id,
-        "status": task.status,
-        "createdAt": task.created_at.isoformat(),
-        "lastUpdatedAt": task.updated_at.isoformat(),
-        "ttl": None,
-        "pollInterval": task_jobs.POLL_INTERVAL_MS,
-    }
-    if task.message:
-        found["statusMessage"] = task.message
-    return found
+    return task.wire(ttl="ttl", poll_interval="pollInterval")
 
 
 def _cancelled(task_id: object) -> task_jobs.TaskView:

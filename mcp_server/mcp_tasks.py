@@ -74,16 +74,7 @@ def _client_has_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
 
 def task_of(task: task_jobs.TaskView) -> dict[str, Any]:
     """The task as the extension's DetailedTask (without `resultType`)."""
-    found: dict[str, Any] = {
-        "taskId": task.task_id,
-        "status": task.status,
-        "createdAt": task.created_at.isoformat(),
-        "lastUpdatedAt": task.updated_at.isoformat(),
-        "ttlMs": None,
-        "pollIntervalMs": task_jobs.POLL_INTERVAL_MS,
-    }
-    if task.message:
-        found["statusMessage"] = task.message
+    found = task.wire(ttl="ttlMs", poll_interval="pollIntervalMs")
     if task.result is not None:
         found["result"] = {**task.result, "resultType": "complete"}
     if task.error is not None:

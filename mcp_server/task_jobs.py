@@ -75,6 +75,22 @@ class TaskView:
     def ended(self) -> bool:
         return self.status != "working"
 
+    def wire(self, *, ttl: str, poll_interval: str) -> dict[str, Any]:
+        """The task's fields both revisions send, under the names each gives the two that differ
+        (2025-11-25: ttl, pollInterval; the 2026-07-28 extension: ttlMs, pollIntervalMs)."""
+        found: dict[str, Any] = {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": self.created_at.isoformat(),
+            "lastUpdatedAt": self.updated_at.isoformat(),
+            # Kept as long as the job it is.
+            ttl: None,
+            poll_interval: POLL_INTERVAL_MS,
+        }
+        if self.message:
+            found["statusMessage"] = self.message
+        return found
+
 
 def queued_job(tool: str, result: Any) -> str | None:
     """The task id of a tool result that says its work was queued (a wire dict or a CallToolResult)."""
