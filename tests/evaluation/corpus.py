@@ -1,8 +1,12 @@
-"""A small library for evaluation tests: short texts, and one paged document (three pages)."""
+"""A small library for evaluation tests: short texts, and one paged document (three pages); and
+an evaluation set of seven questions over it."""
 
 from __future__ import annotations
 
 from mnemosyne.embedding import get_embedder
+from mnemosyne.evaluation.models import EvaluationSet
+from mnemosyne.evaluation.services import create_set
+from mnemosyne.evaluation.set_imports import import_file
 from mnemosyne.ingestion.documents import ParsedDocument
 from mnemosyne.ingestion.outcomes import content_hash
 from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
@@ -74,3 +78,24 @@ def make_library(name: str = "Evaluation corpus") -> Library:
     ):
         pass
     return library
+
+
+# Five answered by a short text, one by a page of the report, one by nothing in the library.
+QUESTIONS = (
+    "question,item,pages\n"
+    "why do ocean tides rise and fall,tides,\n"
+    "how do green leaves make sugar from sunlight,leaves,\n"
+    "where does lava erupt from,volcano,\n"
+    "what do honey bees carry between flowers,bees,\n"
+    "how does glacier ice flow downhill,glacier,\n"
+    "which statement shows cash from financing activities,report,2\n"
+    "a question about nothing in this library at all,glacier,\n"
+)
+
+
+def science_set() -> EvaluationSet:
+    """The set "Science" of QUESTIONS' seven questions, over a new make_library()."""
+    made = create_set(name="Science", library=make_library())
+    report = import_file(made, {"set.csv": QUESTIONS.encode()})
+    assert report.added == 7, report.refused
+    return made

@@ -17,33 +17,19 @@ from mnemosyne.evaluation.comparison import compare, paired_p_value
 from mnemosyne.evaluation.exports import answer_rows
 from mnemosyne.evaluation.models import EvaluationSet, Run, RunStatus
 from mnemosyne.evaluation.services import add_answering_chunk, create_set
-from mnemosyne.evaluation.set_imports import import_file
 from mnemosyne.library.errors import InvalidArgument
 from mnemosyne.library.models import Chunk
-from tests.evaluation.corpus import make_library
+from tests.evaluation.corpus import science_set
 
 # Legs run in threads of their own, on connections of their own: the data must be committed.
 pytestmark = pytest.mark.django_db(transaction=True)
 
-QUESTIONS = (
-    "question,item,pages\n"
-    "why do ocean tides rise and fall,tides,\n"
-    "how do green leaves make sugar from sunlight,leaves,\n"
-    "where does lava erupt from,volcano,\n"
-    "what do honey bees carry between flowers,bees,\n"
-    "how does glacier ice flow downhill,glacier,\n"
-    "which statement shows cash from financing activities,report,2\n"
-    "a question about nothing in this library at all,glacier,\n"
-)
 FULL_TEXT = runs.RunSettings(search_types=["fulltext"], rerank=False)
 
 
 @pytest.fixture
 def evaluation_set() -> EvaluationSet:
-    made = create_set(name="Science", library=make_library())
-    report = import_file(made, {"set.csv": QUESTIONS.encode()})
-    assert report.added == 7, report.refused
-    return made
+    return science_set()
 
 
 def test_a_run_keeps_its_configuration_measures_and_every_answer(evaluation_set: EvaluationSet) -> None:

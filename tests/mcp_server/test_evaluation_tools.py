@@ -13,19 +13,11 @@ from django.contrib.auth.models import User
 from access.services import create_token
 from mnemosyne.evaluation import runs
 from mnemosyne.evaluation.models import EvaluationSet, Run, RunStatus
-from mnemosyne.evaluation.services import create_set
-from mnemosyne.evaluation.set_imports import import_file
-from tests.evaluation.corpus import make_library
+from tests.evaluation.corpus import science_set
 from tests.mcp_server.clients import MODERN
 from tests.mcp_server.clients import answer as call
 
 pytestmark = pytest.mark.django_db(transaction=True)
-QUESTIONS = (
-    "question,item,pages\n"
-    "why do ocean tides rise and fall,tides,\n"
-    "how do green leaves make sugar from sunlight,leaves,\n"
-    "where does lava erupt from,volcano,\n"
-)
 
 
 def tool(name: str, **arguments: Any) -> dict[str, Any]:
@@ -34,9 +26,7 @@ def tool(name: str, **arguments: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def evaluation_set() -> EvaluationSet:
-    made = create_set(name="Science", library=make_library())
-    assert import_file(made, {"set.csv": QUESTIONS.encode()}).added == 3
-    return made
+    return science_set()
 
 
 def test_a_manager_runs_a_set_as_a_task_of_either_revision_to_its_measures(
@@ -48,7 +38,7 @@ def test_a_manager_runs_a_set_as_a_task_of_either_revision_to_its_measures(
     (listed,) = call("tools/call", tool("list_evaluation_sets"), token, in_process_url)["result"][
         "structuredContent"
     ]["sets"]
-    assert listed["evaluation_set_uid"] == evaluation_set.uid and listed["questions"] == 3
+    assert listed["evaluation_set_uid"] == evaluation_set.uid and listed["questions"] == 7
     assert listed["last_run"] is None
 
     # 2025-11-25: asked for as a task, the run is one; the worker runs it; tasks/result: its measures.
@@ -70,11 +60,11 @@ def test_a_manager_runs_a_set_as_a_task_of_either_revision_to_its_measures(
     assert (
         run.status == RunStatus.QUEUED
         and run.label == "first"
-        and created["statusMessage"] == "answered 0 of 3 questions"
+        and created["statusMessage"] == "answered 0 of 7 questions"
     )
     runs.execute(run)
     result = call("tasks/result", {"taskId": run.uid}, token, in_process_url)["result"]["structuredContent"]
-    assert result["status"] == "done" and result["done"] == 3 and 0 <= result["measures"]["ndcg@10"] <= 1
+    assert result["status"] == "done" and result["done"] == 7 and 0 <= result["measures"]["ndcg@10"] <= 1
     followed = call("tools/call", tool("get_evaluation_run", run_id=run.uid), token, in_process_url)["result"]
     assert followed["structuredContent"]["measures"] == result["measures"]
     assert "ndcg@10" in followed["content"][0]["text"]

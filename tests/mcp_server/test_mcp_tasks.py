@@ -59,6 +59,25 @@ def manual(pages: int, seed: int) -> bytes:
     return pdf_bytes(lines, title=f"Harbour manual {seed}")
 
 
+def uploaded_by(
+    script: Path, base: str, home: Path, runs: tuple[tuple[str, int, int], ...]
+) -> tuple[Collection, dict[str, dict[str, Any]]]:
+    """A writer's token, and what the Node.js tasks client `script` saw of each (mode, seed, pages)
+    run: a manual of `pages` pages uploaded into Harbour / manuals and followed to the end
+    ("complete") or cancelled midway ("cancel")."""
+    collection = ensure_collection(library=ensure_library(name="Harbour"), name="manuals")
+    user = User.objects.create(username="uploader")
+    _, token = create_token(user=user, name="write", scopes=["read", "write"])
+    seen = {}
+    for mode, seed, pages in runs:
+        path = home / f"manual-{seed}.pdf"
+        path.write_bytes(manual(pages, seed))
+        seen[mode] = node_script(
+            script, f"{base}/mcp/", token, collection.uid, str(path), mode, home=home, timeout=300
+        )
+    return collection, seen
+
+
 @pytest.fixture
 def worker(shared_data_dir: Path) -> Iterator[None]:
     with db_worker(shared_data_dir, log_name="tasks-worker"):
@@ -69,23 +88,9 @@ def worker(shared_data_dir: Path) -> Iterator[None]:
 def test_the_tasks_client_follows_an_upload_to_its_result_and_cancels_another_midway(
     live_server_url: str, worker: None, embedder: Embedder, tmp_path: Path
 ) -> None:
-    collection = ensure_collection(library=ensure_library(name="Harbour"), name="manuals")
-    user = User.objects.create(username="uploader")
-    _, token = create_token(user=user, name="write", scopes=["read", "write"])
-    seen = {}
-    for mode, seed in (("complete", 1), ("cancel", 2)):
-        path = tmp_path / f"manual-{seed}.pdf"
-        path.write_bytes(manual(300, seed))
-        seen[mode] = node_script(
-            CLIENT,
-            f"{live_server_url}/mcp/",
-            token,
-            collection.uid,
-            str(path),
-            mode,
-            home=tmp_path,
-            timeout=300,
-        )
+    collection, seen = uploaded_by(
+        CLIENT, live_server_url, tmp_path, (("complete", 1, 300), ("cancel", 2, 300))
+    )
 
     finished = seen["complete"]
     assert finished["kind"] == "task" and finished["outcome"] == "completed"
@@ -112,23 +117,8 @@ def test_the_tasks_client_follows_an_upload_to_its_result_and_cancels_another_mi
 def test_the_v1_sdk_client_follows_an_upload_as_a_2025_task_and_cancels_another(
     live_server_url: str, worker: None, embedder: Embedder, tmp_path: Path
 ) -> None:
-    collection = ensure_collection(library=ensure_library(name="Harbour"), name="manuals")
-    user = User.objects.create(username="uploader")
-    _, token = create_token(user=user, name="write", scopes=["read", "write"])
-    seen = {}
-    for mode, seed, pages in (("complete", 4, 120), ("cancel", 5, 300)):
-        path = tmp_path / f"manual-{seed}.pdf"
-        path.write_bytes(manual(pages, seed))
-        seen[mode] = node_script(
-            LEGACY_CLIENT,
-            f"{live_server_url}/mcp/",
-            token,
-            collection.uid,
-            str(path),
-            mode,
-            home=tmp_path,
-            timeout=300,
-        )
+    runs = (("complete", 4, 120), ("cancel", 5, 300))
+    collection, seen = uploaded_by(LEGACY_CLIENT, live_server_url, tmp_path, runs)
 
     finished = seen["complete"]
     assert finished["version"] == "2025-11-25" and finished["capability"]["requests"]["tools"]["call"] == {}
