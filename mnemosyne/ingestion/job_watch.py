@@ -13,7 +13,7 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from mnemosyne.lib import cancellation
-from mnemosyne.library.models import IngestJob, JobStatus, ReembedJob
+from mnemosyne.library.models import IngestJob, WorkStatus, ReembedJob
 
 # How often a running job's progress is written and its cancellation looked for.
 WATCH_SECONDS = 0.5
@@ -25,8 +25,8 @@ Job = IngestJob | ReembedJob
 def claim(model: type[Job], job_uid: str, progress: str, **matching: object) -> bool:
     """Take the queued job of this uid (and `matching`) for this worker: running from now on."""
     now = timezone.now()
-    claimed = model.objects.filter(uid=job_uid, status=JobStatus.QUEUED, **matching).update(
-        status=JobStatus.RUNNING, started_at=now, updated_at=now, progress=progress
+    claimed = model.objects.filter(uid=job_uid, status=WorkStatus.QUEUED, **matching).update(
+        status=WorkStatus.RUNNING, started_at=now, updated_at=now, progress=progress
     )
     return claimed > 0
 
@@ -35,15 +35,15 @@ def cancel(job_uid: str, model: type[Job] = IngestJob, *, error: str = CANCELLED
     """Ask the job to stop: a queued one is cancelled now (an upload's bytes dropped), a running
     one at its next step. Returns the job's status after asking (finished jobs stay as they ended)."""
     now = timezone.now()
-    model.objects.filter(uid=job_uid, status=JobStatus.QUEUED).update(
-        status=JobStatus.CANCELLED,
+    model.objects.filter(uid=job_uid, status=WorkStatus.QUEUED).update(
+        status=WorkStatus.CANCELLED,
         finished_at=now,
         updated_at=now,
         error=error,
         progress="cancelled",
         **_released(model),
     )
-    model.objects.filter(uid=job_uid, status=JobStatus.RUNNING).update(
+    model.objects.filter(uid=job_uid, status=WorkStatus.RUNNING).update(
         cancel_requested=True, updated_at=now, progress="stopping"
     )
     status: str = model.objects.filter(uid=job_uid).values_list("status", flat=True).get()

@@ -306,7 +306,7 @@ class Source(models.Model):
         return f"{self.kind} {self.location}"
 
 
-class JobStatus(models.TextChoices):
+class WorkStatus(models.TextChoices):
     """Where background work someone follows is (an IngestJob, a ReembedJob; ingestion/job_watch.py)."""
 
     QUEUED = "queued", "Queued"
@@ -326,7 +326,7 @@ class IngestJob(models.Model):
         UPLOAD = "upload", "Upload"
         SYNC = "sync", "Sync of a source"
 
-    Status = JobStatus
+    Status = WorkStatus
 
     uid = models.CharField(max_length=32, unique=True, default=uids.new_job_uid, editable=False)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.UPLOAD)
@@ -372,7 +372,7 @@ class ReembedJob(models.Model):
     background worker (ingestion/reembed_jobs.py): the new vectors built beside the old, then one
     switch (reembedding.py). Cancelled before the switch, nothing of the library changed."""
 
-    Status = JobStatus
+    Status = WorkStatus
 
     uid = models.CharField(max_length=32, unique=True, default=uids.new_reembed_job_uid, editable=False)
     library = models.ForeignKey(Library, on_delete=models.CASCADE, related_name="reembed_jobs")
