@@ -13,7 +13,7 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from mnemosyne.lib import cancellation
-from mnemosyne.library.models import IngestJob, WorkStatus, ReembedJob
+from mnemosyne.library.models import IngestJob, ReembedJob, WorkStatus
 
 # How often a running job's progress is written and its cancellation looked for.
 WATCH_SECONDS = 0.5
