@@ -78,6 +78,50 @@ def get_source(uid: str) -> Source:
     return _one(Source.objects.select_related("collection", "collection__library"), "source", uid)
 
 
+def _identified(collections: str) -> str:
+    """Whether an item of these collections (an SQL array) has an identity (what a question may
+    name it by: search/named_documents.py) — one probe of the partial index item_identified per
+    collection, stopping at the first such item."""
+    return f"""EXISTS (
+        SELECT 1 FROM library_item i
+        WHERE i.collection_id = ANY({collections})
+          AND i.identity_vector IS NOT NULL AND length(i.identity_vector) > 0
+    )"""
+
+
+def _library_identified(library_id: str) -> str:
+    return _identified(f"ARRAY(SELECT o.id FROM library_collection o WHERE o.library_id = {library_id})")
+
+
+def library_to_search(uid: str) -> tuple[Library, bool]:
+    """get_library, and whether any of its documents has an identity — read in the same statement,
+    so that a search of a library without any skips looking for the documents a question names.
+    Every search scoped to a library asks: one plain statement, not an ORM query to build."""
+    names = [field.attname for field in Library._meta.concrete_fields]
+    columns = ", ".join(f'l."{name}"' for name in names)
+    visible = visible_library_ids()
+    within = "" if visible is None else " AND l.id = ANY(%s)"
+    with connection.cursor() as cursor:
+        identified = _library_identified("l.id")
+        cursor.execute(
+            f"SELECT {columns}, {identified} FROM library_library l WHERE l.uid = %s{within}",
+            [uid] if visible is None else [uid, list(visible)],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise NotFound("library", uid)
+    return Library.from_db(connection.alias, names, row[:-1]), bool(row[-1])
+
+
+def collection_to_search(uid: str) -> tuple[Collection, bool]:
+    """get_collection, and whether any of the collection's documents has an identity."""
+    identified = RawSQL(_identified('ARRAY["library_collection"."id"]'), ())
+    collection = _one(
+        Collection.objects.select_related("library").annotate(identified=identified), "collection", uid
+    )
+    return collection, bool(collection.identified)  # type: ignore[attr-defined]
+
+
 def library_ids_of_type(library_type: str) -> list[int]:
     """Ids of the libraries of one type (the library boundary is applied by the caller)."""
     return list(Library.objects.filter(library_type=library_type).values_list("id", flat=True))
@@ -92,25 +136,26 @@ class LibraryTraits:
     languages: frozenset[str]
     models: frozenset[str]
     types: frozenset[str]
+    # Whether any of their documents has an identity (library_to_search).
+    identified: bool = True
 
 
 def library_traits(library_ids: list[int] | None) -> LibraryTraits:
     """The traits of these libraries (None: of every library). Every search without a library
     filter asks: one plain statement, not an ORM query to build (a millisecond of CPU per search)."""
+    columns = f"l.id, l.language, l.embedding_model, l.library_type, {_library_identified('l.id')}"
     with connection.cursor() as cursor:
         if library_ids is None:
-            cursor.execute("SELECT id, language, embedding_model, library_type FROM library_library")
+            cursor.execute(f"SELECT {columns} FROM library_library l")
         else:
-            cursor.execute(
-                "SELECT id, language, embedding_model, library_type FROM library_library WHERE id = ANY(%s)",
-                [library_ids],
-            )
+            cursor.execute(f"SELECT {columns} FROM library_library l WHERE l.id = ANY(%s)", [library_ids])
         rows = cursor.fetchall()
     return LibraryTraits(
         ids=frozenset(row[0] for row in rows),
         languages=frozenset(row[1] for row in rows),
         models=frozenset(row[2] for row in rows),
         types=frozenset(row[3] for row in rows),
+        identified=any(row[4] for row in rows),
     )
 
 

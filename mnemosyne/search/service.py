@@ -34,7 +34,7 @@ from mnemosyne.search import evidence, leg_parts, legs
 from mnemosyne.search.filters import Filters, documents_matching
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
 from mnemosyne.search.hits import HitChunk
-from mnemosyne.search.named_documents import named_documents
+from mnemosyne.search.named_documents import NamedDocuments, named_documents
 from mnemosyne.search.rerankers import get_reranker
 from mnemosyne.search.reranking import rerank_hits
 from mnemosyne.search.shaping import GROUPS, collapse_near_duplicates, group_heads, maximal_marginal_relevance
@@ -86,7 +86,7 @@ def validate(request: SearchRequest) -> ResolvedSearch:
         validate_library_type(request.library_type)
     if request.group_by not in (None, *GROUPS):
         raise InvalidArgument(f"group_by must be one of {', '.join(GROUPS)}, got {request.group_by!r}")
-    filters, libraries, models, rules = _resolve_filters(request)
+    filters, libraries, models, rules, identified = _resolve_filters(request)
     return ResolvedSearch(
         request=request,
         query=query,
@@ -95,12 +95,16 @@ def validate(request: SearchRequest) -> ResolvedSearch:
         libraries=libraries,
         models=frozenset(models - {""}),
         rules=rules,
+        identified=identified,
     )
 
 
-def _resolve_filters(request: SearchRequest) -> tuple[Filters, list[int] | None, set[str], QueryRules]:
+def _resolve_filters(
+    request: SearchRequest,
+) -> tuple[Filters, list[int] | None, set[str], QueryRules, bool]:
     """The filters as ids, the libraries the search reads (None: every library), the embedding
-    models of their vectors, and the rules their profiles and synonym sets run."""
+    models of their vectors, the rules their profiles and synonym sets run, and whether any of
+    the documents in scope has an identity (what a question may name it by)."""
     # Unknown uids are an error naming them, not an empty result; the caller's library boundary
     # (an MCP token's libraries) narrows every leg, which may run in threads that do not see it.
     library_ids = (
@@ -109,16 +113,23 @@ def _resolve_filters(request: SearchRequest) -> tuple[Filters, list[int] | None,
     visible = selectors.visible_library_ids()
     if visible is not None:
         library_ids = sorted(visible if library_ids is None else visible.intersection(library_ids))
-    library = selectors.get_library(request.library_uid) if request.library_uid else None
-    collection = selectors.get_collection(request.collection_uid) if request.collection_uid else None
+    library, library_identified = (
+        selectors.library_to_search(request.library_uid) if request.library_uid else (None, False)
+    )
+    collection, collection_identified = (
+        selectors.collection_to_search(request.collection_uid) if request.collection_uid else (None, False)
+    )
     scoped = library or (collection.library if collection else None)
     if scoped:
         languages, models = {scoped.language}, {scoped.embedding_model}
         rules = rules_for([scoped.pk], [scoped.library_type])
+        # A collection narrows the search to its own documents.
+        identified = collection_identified if collection else library_identified
     else:
         traits = selectors.library_traits(library_ids)
         languages, models = set(traits.languages), set(traits.models)
         rules = rules_for(traits.ids, traits.types)
+        identified = traits.identified
     filters = Filters(
         item_ids=documents_matching(request.documents) if request.documents else None,
         library_id=library.pk if library else None,
@@ -129,7 +140,7 @@ def _resolve_filters(request: SearchRequest) -> tuple[Filters, list[int] | None,
         text_configs=tuple(sorted({text_search_config(language) for language in languages})) or ("english",),
         written_periods=rules.versions,
     )
-    return filters, ([scoped.pk] if scoped else library_ids), models, rules
+    return filters, ([scoped.pk] if scoped else library_ids), models, rules, identified
 
 
 def fuse(found_by_leg: dict[str, list[tuple[int, float]]], *, alpha: float | None) -> list[Fused[int]]:
@@ -211,11 +222,16 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
     # The documents the question names (its organisation, kind, period): their chunks are searched
     # again for the rest of the question (document_legs.py), as two more legs.
     rules = resolved.rules
-    named = named_documents(
-        leg_query.text,
-        leg_query.filters,
-        latest=rules.versions and periods.wants_latest(query),
-        versions=rules.versions,
+    named = (
+        named_documents(
+            leg_query.text,
+            leg_query.filters,
+            latest=rules.versions and periods.wants_latest(query),
+            versions=rules.versions,
+        )
+        if resolved.identified
+        # No document in scope has an identity: none can be named (and no statement is spent on it).
+        else NamedDocuments(content=leg_query.text)
     )
     leg_query = replace(
         leg_query,

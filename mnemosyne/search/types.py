@@ -63,6 +63,8 @@ class ResolvedSearch:
     models: frozenset[str] = frozenset()
     # What the libraries' profile and synonym sets run on the question (profiles/query_rules.py).
     rules: QueryRules = field(default_factory=QueryRules)
+    # Whether any document in scope has an identity, which a question may name (named_documents.py).
+    identified: bool = True
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,14 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from mnemosyne.library.models import Item, Library
 from mnemosyne.search.filters import Filters
 from mnemosyne.search.named_documents import named_documents
+from mnemosyne.search.service import search
+from mnemosyne.search.types import SearchRequest, SearchResponse
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -39,3 +43,33 @@ def test_only_the_words_that_are_a_documents_own_name_it(tmp_path: Path) -> None
 
     naming = named_documents("how many widgets did Globex sell", filters, latest=False)
     assert naming.scores == {globex.pk: 1.0}
+
+
+def test_a_library_without_identified_documents_spends_no_statement_on_them(tmp_path: Path) -> None:
+    for topic in TOPICS[:2]:
+        (tmp_path / f"{topic}.md").write_text(f"# {topic}\n\nWidgets and {topic}.\n", encoding="utf-8")
+    call_command("ingest", str(tmp_path), "--library", "Notes", "--collection", "c", "--no-progress")
+    library = Library.objects.get(name="Notes")
+    request = SearchRequest(query="how many widgets did Globex sell", library_uid=library.uid)
+
+    with CaptureQueriesContext(connection) as unnamed:
+        found = search(request)
+    assert found.hits and found.named is not None and not found.named.scores
+    assert not [query for query in unnamed.captured_queries if "identity_vector @@" in query["sql"]]
+
+    # Its first document with an identity is looked for at the next search: nothing is remembered.
+    (tmp_path / "globex.md").write_text(
+        "# Annual review\n\nGlobex sold more widgets this year.\n\n© 2020 Globex Corporation\n",
+        encoding="utf-8",
+    )
+    call_command("ingest", str(tmp_path), "--library", "Notes", "--collection", "c", "--no-progress")
+    globex = Item.objects.get(organisation="Globex Corporation")
+    assert _named(search(request)) == {globex.pk: 1.0}
+    # A collection's search asks the same of its own documents.
+    collection = SearchRequest(query=request.query, collection_uid=globex.collection.uid)
+    assert _named(search(collection)) == {globex.pk: 1.0}
+
+
+def _named(response: SearchResponse) -> dict[int, float]:
+    assert response.named is not None
+    return response.named.scores
