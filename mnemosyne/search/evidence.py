@@ -1,7 +1,8 @@
 """The evidence of pages and documents, read for the head of a fused ranking and added to it.
 
-search/units.py says how (pure); this reads what it needs: where each candidate chunk is
-(legs.locate), its pages' full-text scores (pages.py), the named documents' scores (documents.py).
+search/units.py says how (pure); this reads what it needs: where each candidate chunk is (as the
+legs read it, else legs.locate), its pages' full-text scores (pages.py), the named documents' scores
+(named_documents.py).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def with_units(
     pool = fused[:UNIT_POOL]
     if not pool:
         return fused, units.UnitScores(), {}
-    located = legs.locate([entry.key for entry in pool])
+    located = legs.locate([entry.key for entry in pool], known=leg_query.located)
     page_keys = sorted({page for where in located.values() for page in where.pages()})
     page_text = page_scores(
         leg_query.text,

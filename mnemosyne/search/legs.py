@@ -27,14 +27,18 @@ from mnemosyne.search.hits import HitChunk, HitItem, Named
 from mnemosyne.search.units import Located
 
 
-def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tuple[int, float]]:
-    """HNSW cosine search; the query vector is a bound parameter so the index is used."""
+def vector_leg(
+    vector: Sequence[float], filters: Filters, limit: int, *, located: dict[int, Located] | None = None
+) -> list[tuple[int, float]]:
+    """HNSW cosine search; the query vector is a bound parameter so the index is used. Where each
+    chunk found is goes into `located`, when given (read from the rows the scan reads anyway)."""
     where, params = filters.chunk_sql()
     dimensions = len(vector)
     # The partial HNSW index of this dimension (vector_models.ensure_index) serves this query: the
     # same expression and predicate.
     sql = f"""
-        SELECT c.id, c.embedding::vector({dimensions}) <=> %(vector)s::vector({dimensions}) AS distance
+        SELECT c.id, c.embedding::vector({dimensions}) <=> %(vector)s::vector({dimensions}) AS distance,
+               {_LOCATION}
         FROM library_chunk c
         WHERE vector_dims(c.embedding) = {dimensions} {where}
         ORDER BY distance
@@ -45,9 +49,21 @@ def vector_leg(vector: Sequence[float], filters: Filters, limit: int) -> list[tu
         values: dict[str, Any] = {"vector": vector_models.vector_text(vector), "limit": limit} | params
         cursor.execute(sql, values)
         rows = cursor.fetchall()
+    _keep_locations(rows, located)
     # relaxed_order may return neighbours slightly out of order.
     rows.sort(key=lambda row: row[1])
-    return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
+    return [(row[0], 1.0 - float(row[1])) for row in rows]
+
+
+# Where a chunk `c` is, as the last columns of a leg's rows (units.Located).
+_LOCATION = "c.item_id, c.page, c.page_end, c.uid"
+
+
+def _keep_locations(rows: Sequence[Sequence[Any]], located: dict[int, Located] | None) -> None:
+    """Each row's chunk (its first column) located by its last four (_LOCATION)."""
+    if located is not None:
+        for row in rows:
+            located[row[0]] = Located(row[-4], row[-3], row[-2], row[-1])
 
 
 # Database sessions (raw connections) that already carry the vector leg's settings, with the
@@ -92,7 +108,9 @@ TERM_SCORE = "q.w * p.tf / (p.tf + q.c1 + q.c2 * p.dl)"
 _SCORE = f"sum({TERM_SCORE})"
 
 
-def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+def fulltext_leg(
+    query: str, filters: Filters, limit: int, *, located: dict[int, Located] | None = None
+) -> list[tuple[int, float]]:
     """BM25 (k1, b from settings) over the inverted index, with the stemming and stop words of the
     searched libraries' languages.
 
@@ -103,7 +121,7 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
     The best SEARCH_BM25_RESCORE chunks are then scored again from all their postings — unless no
     term has more postings than were read, when their scores are exact already.
     A query of up to OPERATOR_MAX_QUERY_CHARS using websearch operators (phrases, -exclusion,
-    OR) also has to match them.
+    OR) also has to match them. Where each chunk found is goes into `located`, when given.
     """
     where, params = filters.posting_sql()
     bounds = {
@@ -145,6 +163,7 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
             -- No term has more postings than were read of it: the candidates' scores are exact.
             SELECT coalesce(bool_and(df <= %(per_term)s), true) AS read FROM query_terms
         )
+        , best AS (
         SELECT chunk_id, score FROM (
             SELECT c.chunk_id, c.score FROM candidates c WHERE (SELECT read FROM whole)
             UNION ALL
@@ -165,10 +184,17 @@ def fulltext_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, fl
         -- order its rows come in, which is the plan's.
         ORDER BY round(score::numeric, 9) DESC, chunk_id
         LIMIT %(limit)s
+        )
+        -- Where the chunks kept are (the chunks' rows read for those alone).
+        SELECT best.chunk_id, best.score, {_LOCATION}
+        FROM best JOIN library_chunk c ON c.id = best.chunk_id
+        ORDER BY round(best.score::numeric, 9) DESC, best.chunk_id
     """
     with connections[reading()].cursor() as cursor:
         cursor.execute(sql, values)
-        return [(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
+        rows = cursor.fetchall()
+    _keep_locations(rows, located)
+    return [(row[0], float(row[1])) for row in rows]
 
 
 def _operator_matches(query: str, filters: Filters) -> list[int] | None:
@@ -282,15 +308,18 @@ def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, H
     return chunks
 
 
-def locate(ids: Sequence[int]) -> dict[int, Located]:
-    """Each chunk's item, pages and uid (for scoring its page and document, and for grouping)."""
-    if not ids:
-        return {}
+def locate(ids: Sequence[int], known: Mapping[int, Located] | None = None) -> dict[int, Located]:
+    """Each chunk's item, pages and uid (for scoring its page and document, and for grouping); the
+    chunks `known` already (the legs' locations) are not read again."""
+    known = known or {}
+    located = {chunk_id: known[chunk_id] for chunk_id in ids if chunk_id in known}
+    unknown = [chunk_id for chunk_id in ids if chunk_id not in located]
+    if not unknown:
+        return located
     with connections[reading()].cursor() as cursor:
-        cursor.execute(
-            "SELECT id, item_id, page, page_end, uid FROM library_chunk WHERE id = ANY(%s)", [list(ids)]
-        )
-        return {row[0]: Located(row[1], row[2], row[3], row[4]) for row in cursor.fetchall()}
+        cursor.execute(f"SELECT c.id, {_LOCATION} FROM library_chunk c WHERE c.id = ANY(%s)", [unknown])
+        _keep_locations(cursor.fetchall(), located)
+    return located
 
 
 @dataclass(frozen=True)
@@ -308,14 +337,19 @@ class LegQuery:
     named_vector_text: str = ""
     # What the vector legs embed, when not `text` (the question without its instructions).
     vector_text: str = ""
+    # Where the chunks the legs found are, as the legs read it (units.Located): one search's, filled
+    # by its legs' threads, so that the units' evidence need not read it again (evidence.py).
+    located: dict[int, Located] = field(default_factory=dict)
 
 
 LegResult = list[tuple[int, float]]
 
 # The legs by name (types.SEARCH_TYPES): each returns (chunk id, score), best first.
 LEGS: Mapping[str, Callable[[LegQuery], LegResult]] = {
-    "vector": lambda q: vector_leg(q.embedder.embed_query(q.vector_text or q.text), q.filters, q.limit),
-    "fulltext": lambda q: fulltext_leg(q.text, q.filters, q.limit),
+    "vector": lambda q: vector_leg(
+        q.embedder.embed_query(q.vector_text or q.text), q.filters, q.limit, located=q.located
+    ),
+    "fulltext": lambda q: fulltext_leg(q.text, q.filters, q.limit, located=q.located),
     "graph": lambda q: graph_leg(q.text, q.filters, q.limit),
     "named_vector": lambda q: document_legs.vector_in(
         q.embedder.embed_query(q.named_vector_text or q.named_text),

@@ -259,3 +259,16 @@ def test_a_query_is_normalised_as_the_documents_were(
         return [hit.chunk.uid for hit in search(request, embedder=embedder).hits]
 
     assert found(plain) and found(written) == found(plain)
+
+
+def test_the_legs_say_where_their_chunks_are_as_the_chunks_rows_do(corpus, embedder: Embedder) -> None:
+    found: dict[int, legs.Located] = {}
+    filters = legs.Filters()
+    vector = legs.vector_leg(embedder.embed_query("restoring a dump"), filters, 20, located=found)
+    fulltext = legs.fulltext_leg("workers behind nginx", filters, 20, located=found)
+    ids = [chunk_id for chunk_id, _ in vector + fulltext]
+    assert ids and set(found) == set(ids)
+    assert found == legs.locate(ids)
+    # What the legs located is not read again; the rest is.
+    some = dict(list(found.items())[:3])
+    assert legs.locate(ids, known=some) == found
