@@ -173,7 +173,12 @@ def _evaluation(bench: EvaluationBench) -> list[str]:
         cost = bench.record_ms
         lines += [
             f"The query log's cost per call (`query_log.record`, {cost.requests} calls, in-process): "
-            f"p50 {number(cost.p50_ms, 3)} ms, p95 {number(cost.p95_ms, 3)} ms.",
+            f"p50 {number(cost.p50_ms, 3)} ms, p95 {number(cost.p95_ms, 3)} ms to hand the row over"
+            + (
+                f"; {number(bench.written_ms_per_row, 3)} ms a row until the writer had written them all."
+                if bench.written_ms_per_row is not None
+                else "."
+            ),
             "",
         ]
     return lines

@@ -236,7 +236,10 @@ class EvaluationBench:
     # "playground, the request", "MCP search, the request", "…, the search in the server".
     side_by_side: dict[str, Timing] = field(default_factory=dict)
     activity: list[Timing] = field(default_factory=list)
+    # What a call waits for its row (query_log.record hands it to the writer), and what the writer
+    # then spends a row writing them all.
     record_ms: Timing | None = None
+    written_ms_per_row: float | None = None
 
 
 @dataclass

@@ -4,12 +4,18 @@ that is 0 — and never for a library that opted out (Library.log_queries). Writ
 path after each call, read by the console's activity views, pruned by the background worker.
 A row that cannot be written is logged and the call goes on: the log never fails a call.
 
+A call's row is written by a thread of its own (_Writer), with the rows of the calls made
+meanwhile, in one statement: the call's answer waits for no INSERT, and under load many calls
+share one. A row written inside someone else's transaction is written there and then, as any
+other. flush() waits for the rows handed over so far (tests, and the process's exit).
+
 Each past day is also rolled up by the worker (roll_up: calls and errors per tool, library and
 latency bucket), so the views' counts and percentiles over a month read the day rows and today's
 calls, not a million rows; a percentile is then the upper edge of its latency bucket."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
@@ -18,9 +24,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from datetime import time as clock
+from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -33,16 +40,19 @@ LIBRARIES_SECONDS = 60.0
 # Rows removed per statement when pruning, so a large backlog never holds a long lock.
 PRUNE_BATCH = 10_000
 QUERY_CHARS = 2000
-# One statement, committed without waiting for the WAL to reach the disk (the setting is local to
-# the statement's own transaction): the call's answer does not wait for an fsync, and a database
-# crash may lose the last calls' rows, never leave the log inconsistent. Inside a transaction of
-# someone else's (whose commit the setting would reach) the row is written as any other.
-_ROW = f"""
-    INSERT INTO {QueryLog._meta.db_table}
-        (at, tool, transport, caller, library_id, query, hits, top_score, ms, outcome, reason)
-    SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s
-"""
-_INSERT = f"WITH unhurried AS (SELECT set_config('synchronous_commit', 'off', true)) {_ROW} FROM unhurried"
+# The writer's rows are committed without waiting for the WAL to reach the disk (the setting is
+# local to its own transaction): a database crash may lose the last calls' rows, never leave the
+# log inconsistent. Inside a transaction of someone else's (whose commit the setting would reach)
+# a row is written as any other.
+_COLUMNS = "(at, tool, transport, caller, library_id, query, hits, top_score, ms, outcome, reason)"
+_ONE = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+_ROW = f"INSERT INTO {QueryLog._meta.db_table} {_COLUMNS} VALUES {_ONE}"
+# At most this many rows a statement; at most this many waiting (beyond, a row is let go: the
+# database has been away or slow that long).
+WRITE_BATCH = 500
+MAX_WAITING = 20_000
+# The writer's thread ends (its connection closed) after this long without a row.
+WRITER_IDLE_SECONDS = 30.0
 # Latency buckets (ms) of the day rows; a percentile reads as the upper edge of its bucket.
 LATENCY_EDGES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 30000)
 
@@ -106,13 +116,98 @@ def record(call: Call) -> None:
             call.outcome[:16],
             call.reason[:200],
         )
-        with connection.cursor() as cursor:
-            cursor.execute(_ROW if connection.in_atomic_block else _INSERT, values)
+        if connection.in_atomic_block:
+            with connection.cursor() as cursor:
+                cursor.execute(_ROW, values)
+        else:
+            _writer.add(values)
     except DatabaseError:
         # The database is away: the call path reports the outage (once); the row is let go.
         return
     except Exception:
         logger.exception("a tool call could not be written to the query log")
+
+
+class _Writer:
+    """The rows of the calls, written by a thread of its own, all those waiting in one statement."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._rows: list[tuple[Any, ...]] = []
+        self._writing = False
+        self._thread: threading.Thread | None = None
+        self._dropped = 0
+
+    def add(self, values: tuple[Any, ...]) -> None:
+        with self._changed:
+            if len(self._rows) >= MAX_WAITING:
+                self._dropped += 1
+                if self._dropped == 1:
+                    logger.warning("the query log is %d rows behind: rows are let go", MAX_WAITING)
+                return
+            self._rows.append(values)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="query-log", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every row handed over is written (or let go); False if `timeout` passed first."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._rows or self._writing:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._changed.wait(left):
+                    return not (self._rows or self._writing)
+        return True
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._changed:
+                    while not self._rows:
+                        if not self._changed.wait(WRITER_IDLE_SECONDS) and not self._rows:
+                            self._thread = None
+                            return
+                    batch, self._rows = self._rows[:WRITE_BATCH], self._rows[WRITE_BATCH:]
+                    self._writing = True
+                try:
+                    _write(batch)
+                finally:
+                    with self._changed:
+                        self._writing = False
+                        self._changed.notify_all()
+        finally:
+            connection.close()
+
+
+def _write(rows: list[tuple[Any, ...]]) -> None:
+    """The rows in one INSERT, committed without waiting for the WAL to reach the disk."""
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO off")
+            cursor.execute(
+                f"{_ROW}{(', ' + _ONE) * (len(rows) - 1)}",
+                [value for row in rows for value in row],
+            )
+    except DatabaseError:
+        # The database is away (the calls report the outage): these rows are let go, and the
+        # connection is opened again for the next ones.
+        connection.close()
+    except Exception:
+        logger.exception("%d calls could not be written to the query log", len(rows))
+
+
+_writer = _Writer()
+
+
+def flush(timeout: float = 10.0) -> bool:
+    """Wait until the calls' rows handed to the writer so far are written; False on timeout."""
+    return _writer.flush(timeout)
+
+
+# What the last calls left is written before the process ends.
+atexit.register(flush, 5.0)
 
 
 def prune() -> int:

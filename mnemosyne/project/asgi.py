@@ -71,6 +71,7 @@ from mnemosyne.lib.allowed_hosts import AllowedHostsMiddleware  # noqa: E402
 from mnemosyne.lib.metrics import registry as metrics_registry  # noqa: E402
 from mnemosyne.lib.outages import Dependency  # noqa: E402
 from mnemosyne.lib.request_ids import RequestIdMiddleware  # noqa: E402
+from mnemosyne.library import query_log  # noqa: E402
 from mnemosyne.project.database import release_embedded  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -209,8 +210,11 @@ def build_app(*, owns_process: bool = True) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if not owns_process:
-            async with plain.run(), streaming.run():
-                yield
+            try:
+                async with plain.run(), streaming.run():
+                    yield
+            finally:
+                await anyio.to_thread.run_sync(query_log.flush)
             return
         # Load the embedding model before accepting requests, so the first search is not the slow one.
         await anyio.to_thread.run_sync(get_embedder)
@@ -218,6 +222,8 @@ def build_app(*, owns_process: bool = True) -> Starlette:
             async with plain.run(), streaming.run():
                 yield
         finally:
+            # The last calls' rows are written before the database may go (query_log.py).
+            await anyio.to_thread.run_sync(query_log.flush)
             await anyio.to_thread.run_sync(close_graph_store)
             # uvicorn ends a process on SIGTERM by re-raising it, so exit handlers never run: the
             # embedded PostgreSQL is let go of here (the last process to let go stops it).

@@ -6,8 +6,11 @@ staff see every row, a library's manager only their libraries', anyone else is t
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import timedelta
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.contrib.auth.models import User
@@ -54,7 +57,7 @@ def call(token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
             sent = {**JSON_HEADERS, **headers, "Authorization": f"Bearer {token}"}
             return dict((await client.post("/mcp/", content=json.dumps(body), headers=sent)).json())
 
-    return run(scenario)
+    return run(scenario)  # the app's lifespan ends with the query log's rows written
 
 
 def test_each_call_leaves_one_row_saying_who_what_and_how_it_went(world: dict[str, Any]) -> None:
@@ -156,7 +159,7 @@ def test_staff_see_every_call_a_manager_only_their_librarys_and_a_reader_none(wo
 def test_a_log_that_cannot_be_written_never_fails_the_call(
     world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(query_log, "_INSERT", None)  # no statement at all: the write fails at once
+    monkeypatch.setattr(query_log, "_ONE", None)  # no statement at all: the write fails at once
     answer = call(world["token"], "search", {"query": "restore the database"})
     assert answer["result"]["structuredContent"]["results"]
     assert "could not be written to the query log" in caplog.text
@@ -208,6 +211,10 @@ def test_a_call_over_http_leaves_its_row(world: dict[str, Any], live_server_url:
         post(live_server_url, rpc("tools/call", {"name": "list_libraries", "arguments": {}}), world["token"])
     )
     assert answer["result"]["structuredContent"]["libraries"]
+    # Written by the server's writer thread, after the answer.
+    deadline = time.monotonic() + 10
+    while not QueryLog.objects.filter(tool="list_libraries").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     (row,) = QueryLog.objects.filter(tool="list_libraries")
     assert (row.caller, row.outcome, row.transport) == ("ann (token laptop)", "ok", "http")
 
@@ -215,9 +222,39 @@ def test_a_call_over_http_leaves_its_row(world: dict[str, Any], live_server_url:
 def test_a_row_written_inside_a_transaction_leaves_its_commit_as_it_was(settings: Any) -> None:
     settings.QUERY_LOG_DAYS = 30
     row = query_log.Call("search", "http", "c", None, "q", 1, 0.5, 1.0, "ok")
-    query_log.record(row)  # on its own: committed without waiting for the disk
+    query_log.record(row)  # on its own: by the writer, committed without waiting for the disk
+    assert query_log.flush()
     with transaction.atomic(), connection.cursor() as cursor:
-        query_log.record(row)
+        query_log.record(row)  # there and then, in this transaction
+        assert QueryLog.objects.filter(caller="c").count() == 2
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone()[0] == "on"
+    assert query_log.flush()
     assert QueryLog.objects.filter(caller="c").count() == 2
+
+
+def test_calls_from_many_threads_are_all_written_each_once(settings: Any) -> None:
+    settings.QUERY_LOG_DAYS = 30
+    statements: list[int] = []
+    write = query_log._write
+
+    def counted(rows: list[tuple[Any, ...]]) -> None:
+        statements.append(len(rows))
+        write(rows)
+
+    with mock.patch.object(query_log, "_write", counted):
+
+        def calls(thread: int) -> None:
+            for number in range(100):
+                query_log.record(
+                    query_log.Call("search", "http", f"t{thread}", None, f"q{number}", 1, 0.5, 1.0, "ok")
+                )
+
+        threads = [threading.Thread(target=calls, args=(thread,)) for thread in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert query_log.flush()
+    assert QueryLog.objects.filter(caller__startswith="t").count() == 600
+    assert sum(statements) == 600
