@@ -51,8 +51,10 @@ _ROW = f"INSERT INTO {QueryLog._meta.db_table} {_COLUMNS} VALUES {_ONE}"
 # database has been away or slow that long).
 WRITE_BATCH = 500
 MAX_WAITING = 20_000
-# The writer's thread ends (its connection closed) after this long without a row.
+# The writer's thread ends (its connection closed) after this long without a row; given a row, it
+# waits this long for the next calls' before it writes them all.
 WRITER_IDLE_SECONDS = 30.0
+WRITER_LINGER_SECONDS = 0.1
 # Latency buckets (ms) of the day rows; a percentile reads as the upper edge of its bucket.
 LATENCY_EDGES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 30000)
 
@@ -135,6 +137,7 @@ class _Writer:
         self._changed = threading.Condition()
         self._rows: list[tuple[Any, ...]] = []
         self._writing = False
+        self._flushing = 0
         self._thread: threading.Thread | None = None
         self._dropped = 0
 
@@ -149,16 +152,23 @@ class _Writer:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="query-log", daemon=True)
                 self._thread.start()
-            self._changed.notify_all()
+            elif len(self._rows) == 1:
+                # The writer waits for a first row; the rows after it, it gathers by itself.
+                self._changed.notify_all()
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every row handed over is written (or let go); False if `timeout` passed first."""
         deadline = time.monotonic() + timeout
         with self._changed:
-            while self._rows or self._writing:
-                left = deadline - time.monotonic()
-                if left <= 0 or not self._changed.wait(left):
-                    return not (self._rows or self._writing)
+            self._flushing += 1
+            self._changed.notify_all()  # no lingering
+            try:
+                while self._rows or self._writing:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not self._changed.wait(left):
+                        return not (self._rows or self._writing)
+            finally:
+                self._flushing -= 1
         return True
 
     def _run(self) -> None:
@@ -169,6 +179,10 @@ class _Writer:
                         if not self._changed.wait(WRITER_IDLE_SECONDS) and not self._rows:
                             self._thread = None
                             return
+                    if not self._flushing:
+                        # The rows of the calls made meanwhile join this one's: one statement and
+                        # one wake-up of this thread for them all (a flush cuts the wait short).
+                        self._changed.wait(WRITER_LINGER_SECONDS)
                     batch, self._rows = self._rows[:WRITE_BATCH], self._rows[WRITE_BATCH:]
                     self._writing = True
                 try:
