@@ -297,7 +297,10 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
     ]
     if request.collapse_duplicates:
         kept, folded = collapse_near_duplicates([hit.chunk.text_preview for hit in hits])
-        hits = [replace(hits[i], duplicates=[hits[j].chunk.uid for j in folded.get(i, [])]) for i in kept]
+        hits = [
+            replace(hits[i], duplicates=[hits[j].chunk.uid for j in folded[i]]) if i in folded else hits[i]
+            for i in kept
+        ]
     rerank = rerank_hits(query, hits, requested=request.rerank)
     hits = rerank.hits
     if request.diversity is not None and hits:
@@ -309,7 +312,12 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
         )
         hits = [hits[i] for i in order]
     if request.group_by is not None:
-        hits = [replace(hit, grouped=[located[key].uid for key in members[hit.chunk.id]]) for hit in hits]
+        hits = [
+            replace(hit, grouped=[located[key].uid for key in members[hit.chunk.id]])
+            if members[hit.chunk.id]
+            else hit
+            for hit in hits
+        ]
     page = hits[request.offset : window]
     if request.explain:
         page = _explained(page, leg_query)

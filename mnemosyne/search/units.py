@@ -84,6 +84,13 @@ def rescore(
     document_weight = DOCUMENT_WEIGHT if document_weight is None else document_weight
     page_weight = PAGE_WEIGHT if page_weight is None else page_weight
     added = UnitScores()
+    if not documents and not pages and not pages_named:
+        # No evidence to add (no document named, no page scored): the order stands, and each
+        # located chunk is credited nothing.
+        for entry in fused:
+            if entry.key in located:
+                added.document[entry.key] = added.page[entry.key] = 0.0
+        return list(fused), added
     rescored: list[Fused[int]] = []
     credited: set[PageKey] = set()
     for entry in fused:
