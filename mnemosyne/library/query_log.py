@@ -55,6 +55,7 @@ MAX_WAITING = 20_000
 # waits this long for the next calls' before it writes them all.
 WRITER_IDLE_SECONDS = 30.0
 WRITER_LINGER_SECONDS = 0.1
+WRITER_NAME = "mnemosyne query log"
 # Latency buckets (ms) of the day rows; a percentile reads as the upper edge of its bucket.
 LATENCY_EDGES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 30000)
 
@@ -196,20 +197,29 @@ class _Writer:
 
 
 def _write(rows: list[tuple[Any, ...]]) -> None:
-    """The rows in one INSERT, committed without waiting for the WAL to reach the disk."""
-    try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO off")
-            cursor.execute(
-                f"{_ROW}{(', ' + _ONE) * (len(rows) - 1)}",
-                [value for row in rows for value in row],
-            )
-    except DatabaseError:
-        # The database is away (the calls report the outage): these rows are let go, and the
-        # connection is opened again for the next ones.
-        connection.close()
-    except Exception:
-        logger.exception("%d calls could not be written to the query log", len(rows))
+    """The rows in one INSERT, committed without waiting for the WAL to reach the disk; on a
+    connection the database dropped (a restart), once more on a new one."""
+    for attempt in (1, 2):
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                # Named, for whoever reads pg_stat_activity.
+                cursor.execute(
+                    f"SET LOCAL synchronous_commit TO off; SET application_name TO '{WRITER_NAME}'"
+                )
+                cursor.execute(
+                    f"{_ROW}{(', ' + _ONE) * (len(rows) - 1)}",
+                    [value for row in rows for value in row],
+                )
+            return
+        except DatabaseError:
+            # The next statement gets a new connection; the database still away (the calls report
+            # the outage), these rows are let go.
+            connection.close()
+            if attempt == 2:
+                return
+        except Exception:
+            logger.exception("%d calls could not be written to the query log", len(rows))
+            return
 
 
 _writer = _Writer()

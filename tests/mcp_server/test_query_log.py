@@ -258,3 +258,20 @@ def test_calls_from_many_threads_are_all_written_each_once(settings: Any) -> Non
         assert query_log.flush()
     assert QueryLog.objects.filter(caller__startswith="t").count() == 600
     assert sum(statements) == 600
+
+
+def test_rows_are_written_after_the_database_dropped_the_writers_connection(settings: Any) -> None:
+    settings.QUERY_LOG_DAYS = 30
+    row = query_log.Call("search", "http", "restart", None, "q", 1, 0.5, 1.0, "ok")
+    query_log.record(row)
+    assert query_log.flush()
+    with connection.cursor() as cursor:  # as a restart of the database would (a live server's too)
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND application_name = %s",
+            [query_log.WRITER_NAME],
+        )
+        assert (True,) in cursor.fetchall()
+    query_log.record(row)
+    assert query_log.flush()
+    assert QueryLog.objects.filter(caller="restart").count() == 2
