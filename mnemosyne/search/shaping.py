@@ -5,7 +5,6 @@ Pure functions over indices, so they are tested without a database.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Mapping, Sequence
 
@@ -18,10 +17,6 @@ from mnemosyne.search.units import Located
 _WORD = re.compile(r"\w+")
 SHINGLE_WORDS = 4
 NEAR_DUPLICATE_JACCARD = 0.8
-# Up to this many cells (texts by distinct shingles) the collapse counts shared shingles on a dense
-# matrix: for a search's head (20 texts of about 500 characters) the whole collapse took 0.50-0.60 ms
-# against 0.72-0.73 ms building scipy's sparse one (docs/benchmarks.md).
-DENSE_CELLS = 400_000
 
 
 def shingles(text: str, size: int = SHINGLE_WORDS) -> frozenset[tuple[str, ...]]:
@@ -46,33 +41,25 @@ def collapse_near_duplicates(
     Returns the kept indices and, for each kept index, the indices folded into it: a text folds
     into the first kept one it shares at least `threshold` of their shingles with (Jaccard).
 
-    Every pair's shared shingles are counted at once, as one product of the texts-by-shingles
-    matrix (from the shingles' hashes) with its transpose — dense for a search's few texts,
-    sparse (scipy) beyond DENSE_CELLS; then one pass in order folds each text into the first kept
-    one similar to it. The same result as comparing the sets pair by pair, at under half of
-    the cost for the 20 texts a search collapses (and a seventh for 1,000).
+    Every pair's shared shingles are counted at once, as one sparse product (scipy) of the
+    texts-by-shingles matrix (from the shingles' hashes) with its transpose; then one pass in
+    order folds each text into the first kept one similar to it. The same result as comparing
+    the sets pair by pair, at under half the cost for the 40 texts a search collapses (and a
+    seventh for 1,000).
     """
     count = len(texts)
     if count == 0:
         return [], {}
     rows, hashes = _shingle_hashes(texts)
     values, columns = np.unique(hashes, return_inverse=True)
-    if count * len(values) <= DENSE_CELLS:
-        # Few texts (a search's head): the texts-by-shingles matrix dense, a shingle occurring twice
-        # in a text counted once; its product in float32 is exact for these counts.
-        dense = np.zeros((count, max(len(values), 1)), dtype=np.float32)
-        dense[rows, columns] = 1.0
-        sizes = dense.sum(axis=1).astype(np.int64)
-        common = (dense @ dense.T).astype(np.int64)
-    else:
-        membership = sparse.csr_array(
-            (np.ones(len(columns), dtype=np.int32), (rows, columns)), shape=(count, max(len(values), 1))
-        )
-        # A shingle occurring twice in a text counts once.
-        membership.sum_duplicates()
-        membership.data[:] = 1
-        sizes = np.diff(membership.indptr)
-        common = (membership @ membership.T).toarray().astype(np.int64)
+    membership = sparse.csr_array(
+        (np.ones(len(columns), dtype=np.int32), (rows, columns)), shape=(count, max(len(values), 1))
+    )
+    # A shingle occurring twice in a text counts once.
+    membership.sum_duplicates()
+    membership.data[:] = 1
+    sizes = np.diff(membership.indptr)
+    common = (membership @ membership.T).toarray().astype(np.int64)
     union = sizes[:, None] + sizes[None, :] - common
     # Two empty texts are identical (union 0); otherwise Jaccard as a float64 division, as
     # jaccard() computes it.
@@ -105,7 +92,7 @@ def _shingle_hashes(texts: Sequence[str], size: int = SHINGLE_WORDS) -> tuple[np
     ends = np.cumsum(lengths)
     starts = ends - lengths
     word_hashes = np.fromiter(
-        map(hash, itertools.chain.from_iterable(words)), dtype=np.int64, count=int(ends[-1])
+        (hash(word) for text_words in words for word in text_words), dtype=np.int64, count=int(ends[-1])
     ).view(np.uint64)
     # A text of at least `size` words has its runs of `size`; a shorter one one run of all its words.
     widths = np.minimum(lengths, size)
