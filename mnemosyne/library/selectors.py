@@ -93,24 +93,28 @@ def _library_identified(library_id: str) -> str:
     return _identified(f"ARRAY(SELECT o.id FROM library_collection o WHERE o.library_id = {library_id})")
 
 
+# A library's columns by name, and the statement library_to_search reads them with: built once.
+_LIBRARY_NAMES = [field.attname for field in Library._meta.concrete_fields]
+_LIBRARY_COLUMNS = ", ".join(f'l."{name}"' for name in _LIBRARY_NAMES)
+_LIBRARY_TO_SEARCH = (
+    f"SELECT {_LIBRARY_COLUMNS}, {_library_identified('l.id')} FROM library_library l WHERE l.uid = %s"
+)
+
+
 def library_to_search(uid: str) -> tuple[Library, bool]:
     """get_library, and whether any of its documents has an identity — read in the same statement,
     so that a search of a library without any skips looking for the documents a question names.
     Every search scoped to a library asks: one plain statement, not an ORM query to build."""
-    names = [field.attname for field in Library._meta.concrete_fields]
-    columns = ", ".join(f'l."{name}"' for name in names)
     visible = visible_library_ids()
-    within = "" if visible is None else " AND l.id = ANY(%s)"
     with connection.cursor() as cursor:
-        identified = _library_identified("l.id")
-        cursor.execute(
-            f"SELECT {columns}, {identified} FROM library_library l WHERE l.uid = %s{within}",
-            [uid] if visible is None else [uid, list(visible)],
-        )
+        if visible is None:
+            cursor.execute(_LIBRARY_TO_SEARCH, [uid])
+        else:
+            cursor.execute(f"{_LIBRARY_TO_SEARCH} AND l.id = ANY(%s)", [uid, list(visible)])
         row = cursor.fetchone()
     if row is None:
         raise NotFound("library", uid)
-    return Library.from_db(connection.alias, names, row[:-1]), bool(row[-1])
+    return Library.from_db(connection.alias, _LIBRARY_NAMES, row[:-1]), bool(row[-1])
 
 
 def collection_to_search(uid: str) -> tuple[Collection, bool]:
@@ -137,18 +141,24 @@ class LibraryTraits:
     models: frozenset[str]
     types: frozenset[str]
     # Whether any of their documents has an identity (library_to_search).
-    identified: bool = True
+    identified: bool
+
+
+# The traits library_traits reads, of every library or of those given.
+_TRAITS = (
+    "SELECT l.id, l.language, l.embedding_model, l.library_type,"
+    f" {_library_identified('l.id')} FROM library_library l"
+)
 
 
 def library_traits(library_ids: list[int] | None) -> LibraryTraits:
     """The traits of these libraries (None: of every library). Every search without a library
     filter asks: one plain statement, not an ORM query to build (a millisecond of CPU per search)."""
-    columns = f"l.id, l.language, l.embedding_model, l.library_type, {_library_identified('l.id')}"
     with connection.cursor() as cursor:
         if library_ids is None:
-            cursor.execute(f"SELECT {columns} FROM library_library l")
+            cursor.execute(_TRAITS)
         else:
-            cursor.execute(f"SELECT {columns} FROM library_library l WHERE l.id = ANY(%s)", [library_ids])
+            cursor.execute(f"{_TRAITS} WHERE l.id = ANY(%s)", [library_ids])
         rows = cursor.fetchall()
     return LibraryTraits(
         ids=frozenset(row[0] for row in rows),
