@@ -17,6 +17,7 @@ from django.db import connection
 from django.db.models import Count, Model, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
+from mnemosyne.lib import prepared
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Chunk, ChunkKind, Collection, EmbeddingStatus, Item, Library, Source
 from mnemosyne.library.sections import SECTION_SEPARATOR
@@ -106,7 +107,7 @@ def library_to_search(uid: str) -> tuple[Library, bool]:
     so that a search of a library without any skips looking for the documents a question names.
     Every search scoped to a library asks: one plain statement, not an ORM query to build."""
     visible = visible_library_ids()
-    with connection.cursor() as cursor:
+    with prepared.cursor(connection.alias) as cursor:
         if visible is None:
             cursor.execute(_LIBRARY_TO_SEARCH, [uid])
         else:

@@ -412,6 +412,9 @@ DATABASES = {"default": parse_database_url(_database_url)}
 # Connections are reused across tool calls for this long (seconds); 0 closes them after each call.
 DATABASES["default"]["CONN_MAX_AGE"] = envint("DATABASE_CONN_MAX_AGE", 60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The statements every search runs are prepared once per connection (mnemosyne/lib/prepared.py);
+# off for a pooler in transaction mode, which cannot keep them.
+DATABASE_PREPARED_STATEMENTS = envbool("DATABASE_PREPARED_STATEMENTS", True)
 # Streaming replicas that search reads go to (mnemosyne/lib/replicas.py), comma-separated postgres://
 # URLs; each becomes the database alias replica_0, replica_1, ….
 for _number, _replica_url in enumerate(
@@ -425,6 +428,12 @@ for _number, _replica_url in enumerate(
         "CONN_MAX_AGE": DATABASES["default"]["CONN_MAX_AGE"],
         "CONN_HEALTH_CHECKS": True,
     }
+if DATABASE_PREPARED_STATEMENTS:
+    for _database in DATABASES.values():
+        # Django turns psycopg's preparation off (None); with a threshold no statement reaches,
+        # only the statements that ask are prepared. Django's own cursors bind on the client and
+        # never are.
+        _database["OPTIONS"].setdefault("prepare_threshold", 2**31 - 1)
 # A search's reads go to the replica it was given (replicas.reads_from), the ORM's too.
 DATABASE_ROUTERS = ["mnemosyne.lib.replicas.ReadRouter"]
 # A replica further behind the primary than this (seconds) is not read from until it catches up.

@@ -18,6 +18,7 @@ from django.db.models import Q
 from mnemosyne.embedding import Embedder
 from mnemosyne.graph import get_graph_store
 from mnemosyne.graph.concepts import query_concepts
+from mnemosyne.lib import prepared
 from mnemosyne.lib.replicas import reading
 from mnemosyne.library import vector_models
 from mnemosyne.library.models import Chunk
@@ -190,7 +191,7 @@ def fulltext_leg(
         FROM best JOIN library_chunk c ON c.id = best.chunk_id
         ORDER BY round(best.score::numeric, 9) DESC, best.chunk_id
     """
-    with connections[reading()].cursor() as cursor:
+    with prepared.cursor(reading()) as cursor:
         cursor.execute(sql, values)
         rows = cursor.fetchall()
     _keep_locations(rows, located)
@@ -287,7 +288,7 @@ def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, H
     """The hits' chunks with their item, collection and library, in one query."""
     if not ids:
         return {}
-    with connections[reading()].cursor() as cursor:
+    with prepared.cursor(reading()) as cursor:
         cursor.execute(_HIT_SQL_WITH_EMBEDDINGS if with_embeddings else _HIT_SQL, [list(ids)])
         names = [column.name for column in cursor.description]
         rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
@@ -316,7 +317,7 @@ def locate(ids: Sequence[int], known: Mapping[int, Located] | None = None) -> di
     unknown = [chunk_id for chunk_id in ids if chunk_id not in located]
     if not unknown:
         return located
-    with connections[reading()].cursor() as cursor:
+    with prepared.cursor(reading()) as cursor:
         cursor.execute(f"SELECT c.id, {_LOCATION} FROM library_chunk c WHERE c.id = ANY(%s)", [unknown])
         _keep_locations(cursor.fetchall(), located)
     return located
