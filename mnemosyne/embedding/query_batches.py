@@ -3,10 +3,11 @@ while the previous pass ran (group commit), up to EMBEDDING_QUERY_BATCH of them.
 
 Nothing waits for company: a query that finds the model idle runs at once, alone, as it would
 without batching, so one client's searches are as fast as before. Under load, queries queue while a
-pass runs and the next pass takes them all. A batch is padded to its longest query and each row
-pooled under its own attention mask, so every query's vector is the one it gets alone, bit for bit
-(tests/embedding/test_embedding.py compares the bytes; 415 of 415 SciFact queries in random batches
-of 2-12 came out the same, docs/benchmarks.md).
+pass runs and the next pass takes them all. The encoder runs a batch in passes over queries of like
+length (query_encoder.like_lengths: the graph computes every padded position), each padded to its
+longest query and each row pooled under its own attention mask, so every query's vector is the one
+it gets alone, bit for bit (tests/embedding/test_embedding.py compares the bytes; 809 of 809
+SciFact queries in random batches of 2-16 came out the same, docs/benchmarks.md).
 
 A pass that fails is tried again one query at a time, so only the query that cannot be embedded
 fails (with its own error); the others get their vectors. A query whose call is cancelled while it

@@ -14,6 +14,7 @@ from django.conf import settings
 from pytest_django.fixtures import Settings
 
 from mnemosyne.embedding import ModelIntegrityError, query_encoder
+from mnemosyne.embedding.query_encoder import MAX_PADDING, like_lengths
 from mnemosyne.embedding.sentence_transformer import (
     BUNDLED_MODEL_SHA256,
     SentenceTransformerEmbedder,
@@ -173,6 +174,23 @@ def test_a_query_embedded_alone_and_in_three_batches_is_the_same_bytes(
     ]
     for batch in batches:
         assert encode(batch)[batch.index(text)].tobytes() == alone
+    # Within a pass of like lengths (query_encoder.like_lengths) the text is padded, still the same.
+    pieces = embedder._query_encoder._word_pieces
+    partner = "how are the rounding errors of a float32 matrix product bounded in practice?"
+    assert (
+        len(pieces.batch([text], ["input_ids"])["input_ids"][0])
+        < len(pieces.batch([partner], ["input_ids"])["input_ids"][0])
+        <= MAX_PADDING * len(pieces.batch([text], ["input_ids"])["input_ids"][0])
+    )
+    assert encode([partner, text])[1].tobytes() == alone
+
+
+def test_a_batch_is_run_in_passes_of_like_lengths() -> None:
+    lengths = np.asarray([10, 30, 11, 12, 13, 40, 9, 46])
+    groups = [[int(lengths[row]) for row in rows] for rows in like_lengths(lengths)]
+    assert groups == [[9, 10, 11, 12, 13], [30, 40], [46]]
+    assert sorted(int(row) for rows in like_lengths(lengths) for row in rows) == list(range(8))
+    assert [list(rows) for rows in like_lengths(np.asarray([7, 7, 7]))] == [[0, 1, 2]]
 
 
 def test_a_repeated_query_is_embedded_once(
