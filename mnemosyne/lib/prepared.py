@@ -25,6 +25,11 @@ from django.conf import settings
 from django.db import connections
 from django.db.backends.utils import CursorWrapper
 
+# Django turns psycopg's preparation off on its connections (a threshold of None, which refuses
+# even statements that ask); with a threshold no statement reaches, only those that ask are
+# prepared. Django's own cursors bind on the client and never are.
+_ONLY_WHEN_ASKED = 2**31 - 1
+
 
 class _Preparing(psycopg.Cursor[Any]):
     def execute(
@@ -40,8 +45,11 @@ def cursor(alias: str) -> CursorWrapper:
         return connection.cursor()
     connection.ensure_connection()
     connection.validate_thread_sharing()
+    database = cast(psycopg.Connection[Any], connection.connection)
+    if database.prepare_threshold is None:
+        database.prepare_threshold = _ONLY_WHEN_ASKED
     # Django's stubs type the argument as its own wrapper; it is the database's cursor.
-    raw: Any = _Preparing(cast(psycopg.Connection[Any], connection.connection))
+    raw: Any = _Preparing(database)
     if connection.queries_logged:
         return connection.make_debug_cursor(raw)
     return connection.make_cursor(raw)

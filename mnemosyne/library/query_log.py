@@ -7,7 +7,9 @@ A row that cannot be written is logged and the call goes on: the log never fails
 A call's row is written by a thread of its own (_Writer), with the rows of the calls made
 meanwhile, in one statement: the call's answer waits for no INSERT, and under load many calls
 share one. A row written inside someone else's transaction is written there and then, as any
-other. flush() waits for the rows handed over so far (tests, and the process's exit).
+other, and so is every row with QUERY_LOG_BACKGROUND off (the tests: a row written after the call
+answered could meet a test's teardown emptying the tables). flush() waits for the rows handed
+over so far (the writer's tests, and the process's exit).
 
 Each past day is also rolled up by the worker (roll_up: calls and errors per tool, library and
 latency bucket), so the views' counts and percentiles over a month read the day rows and today's
@@ -121,6 +123,10 @@ def record(call: Call) -> None:
         )
         if connection.in_atomic_block:
             with connection.cursor() as cursor:
+                cursor.execute(_ROW, values)
+        elif not settings.QUERY_LOG_BACKGROUND:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO off")
                 cursor.execute(_ROW, values)
         else:
             _writer.add(values)

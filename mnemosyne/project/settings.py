@@ -324,11 +324,15 @@ RERANK_TIMEOUT = envfloat("RERANK_TIMEOUT", 5.0, minimum=0.1, maximum=120.0)
 RERANK_TOP_N = envint("RERANK_TOP_N", 50, minimum=1, maximum=500)
 if RERANK_URL and RERANK_MODEL_PATH:
     raise ImproperlyConfigured("set RERANK_URL or RERANK_MODEL_PATH, not both")
-# Search results are cut to about this many tokens per response (clients cap tool results,
-# e.g. at 25,000 tokens); the rest is reachable with next_cursor.
 # Days the query log keeps each tool call (query_log.py, the console's activity views); 0 keeps
 # none and writes none. A library can opt out (Library.log_queries).
 QUERY_LOG_DAYS = envint("QUERY_LOG_DAYS", 30, minimum=0, maximum=3650)
+# A call's row written by the log's own thread, with the rows of the calls made meanwhile (the
+# call's answer waits for no INSERT); false writes it before the call answers, so that it is
+# there the moment the answer is (mnemosyne/library/query_log.py).
+QUERY_LOG_BACKGROUND = envbool("QUERY_LOG_BACKGROUND", True)
+# Search results are cut to about this many tokens per response (clients cap tool results,
+# e.g. at 25,000 tokens); the rest is reachable with next_cursor.
 SEARCH_RESPONSE_TOKEN_BUDGET = envint("SEARCH_RESPONSE_TOKEN_BUDGET", 8000, minimum=500, maximum=100_000)
 SEARCH_BM25_K1 = float(TUNED["SEARCH_BM25_K1"])
 SEARCH_BM25_B = float(TUNED["SEARCH_BM25_B"])
@@ -428,12 +432,6 @@ for _number, _replica_url in enumerate(
         "CONN_MAX_AGE": DATABASES["default"]["CONN_MAX_AGE"],
         "CONN_HEALTH_CHECKS": True,
     }
-if DATABASE_PREPARED_STATEMENTS:
-    for _database in DATABASES.values():
-        # Django turns psycopg's preparation off (None); with a threshold no statement reaches,
-        # only the statements that ask are prepared. Django's own cursors bind on the client and
-        # never are.
-        _database["OPTIONS"].setdefault("prepare_threshold", 2**31 - 1)
 # A search's reads go to the replica it was given (replicas.reads_from), the ORM's too.
 DATABASE_ROUTERS = ["mnemosyne.lib.replicas.ReadRouter"]
 # A replica further behind the primary than this (seconds) is not read from until it catches up.

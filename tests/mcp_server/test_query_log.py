@@ -156,10 +156,17 @@ def test_staff_see_every_call_a_manager_only_their_librarys_and_a_reader_none(wo
     assert "shown to staff, and to a library&#x27;s managers" in refused.content.decode()
 
 
+@pytest.mark.parametrize("background", [True, False], ids=["by the writer", "before the answer"])
 def test_a_log_that_cannot_be_written_never_fails_the_call(
-    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    world: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    settings: Any,
+    background: bool,
 ) -> None:
-    monkeypatch.setattr(query_log, "_ONE", None)  # no statement at all: the write fails at once
+    settings.QUERY_LOG_BACKGROUND = background
+    # No statement at all: the write fails at once.
+    monkeypatch.setattr(query_log, "_ONE" if background else "_ROW", None)
     answer = call(world["token"], "search", {"query": "restore the database"})
     assert answer["result"]["structuredContent"]["results"]
     assert "could not be written to the query log" in caplog.text
@@ -219,8 +226,18 @@ def test_a_call_over_http_leaves_its_row(world: dict[str, Any], live_server_url:
     assert (row.caller, row.outcome, row.transport) == ("ann (token laptop)", "ok", "http")
 
 
+def test_without_the_background_writer_the_row_is_there_when_the_call_returns(settings: Any) -> None:
+    settings.QUERY_LOG_DAYS = 30
+    settings.QUERY_LOG_BACKGROUND = False
+    with mock.patch.object(query_log._writer, "add") as handed_over:
+        query_log.record(query_log.Call("search", "http", "at once", None, "q", 1, 0.5, 1.0, "ok"))
+    handed_over.assert_not_called()
+    assert QueryLog.objects.filter(caller="at once").count() == 1
+
+
 def test_a_row_written_inside_a_transaction_leaves_its_commit_as_it_was(settings: Any) -> None:
     settings.QUERY_LOG_DAYS = 30
+    settings.QUERY_LOG_BACKGROUND = True
     row = query_log.Call("search", "http", "c", None, "q", 1, 0.5, 1.0, "ok")
     query_log.record(row)  # on its own: by the writer, committed without waiting for the disk
     assert query_log.flush()
@@ -235,6 +252,7 @@ def test_a_row_written_inside_a_transaction_leaves_its_commit_as_it_was(settings
 
 def test_calls_from_many_threads_are_all_written_each_once(settings: Any) -> None:
     settings.QUERY_LOG_DAYS = 30
+    settings.QUERY_LOG_BACKGROUND = True
     statements: list[int] = []
     write = query_log._write
 
@@ -262,6 +280,7 @@ def test_calls_from_many_threads_are_all_written_each_once(settings: Any) -> Non
 
 def test_rows_are_written_after_the_database_dropped_the_writers_connection(settings: Any) -> None:
     settings.QUERY_LOG_DAYS = 30
+    settings.QUERY_LOG_BACKGROUND = True
     row = query_log.Call("search", "http", "restart", None, "q", 1, 0.5, 1.0, "ok")
     query_log.record(row)
     assert query_log.flush()
