@@ -5,12 +5,14 @@ for parser_processes.IDLE_SECONDS."""
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
 import resource
 import sys
 import warnings
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -47,19 +49,35 @@ def serve(connection: Connection, config: dict[str, Any]) -> None:
         except (EOFError, OSError):
             return
         _budget(config["INGEST_PARSE_CPU_SECONDS"])
-        try:
-            answer: tuple[Any, ...] = ("ok", parsing.parse_here(data, filename=filename))
-        except DocumentRejected as exc:
-            if parser_processes.out_of_memory(exc):
-                connection.send(("memory",))
-                return  # its heap may be in pieces: a fresh child takes the next document
-            answer = ("unreadable" if isinstance(exc, UnreadableFile) else "rejected", str(exc))
-        except Exception as exc:
-            if not parser_processes.out_of_memory(exc):
-                raise
-            connection.send(("memory",))
-            return
-        connection.send(answer)
+        answer = _parsed(parsing.parse_here, data, filename)
+        del data  # the document's bytes: not needed past its parse
+        if answer is not None:
+            try:
+                connection.send(answer)
+                continue
+            except MemoryError:
+                pass  # the answer did not fit in the budget: it is pickled whole before a byte is sent
+        # Said outside the `except` that caught it: the failed parse's frames, held by its
+        # traceback, hold what it had read, and even the few bytes of this answer may not fit
+        # beside them.
+        answer = None
+        gc.collect()
+        connection.send(("memory",))
+        return  # its heap may be in pieces: a fresh child takes the next document
+
+
+def _parsed(parse: Callable[..., Any], data: bytes, filename: str) -> tuple[Any, ...] | None:
+    """The answer to send for one document; None when the parse ran out of memory."""
+    try:
+        return ("ok", parse(data, filename=filename))
+    except DocumentRejected as exc:
+        if parser_processes.out_of_memory(exc):
+            return None
+        return ("unreadable" if isinstance(exc, UnreadableFile) else "rejected", str(exc))
+    except Exception as exc:
+        if not parser_processes.out_of_memory(exc):
+            raise
+        return None
 
 
 def _budget(seconds: float) -> None:

@@ -40,7 +40,9 @@ def parse_here(data: bytes, *, filename: str) -> ParsedDocument:
             parsed = found.parse(data, filename=filename)
         elapsed = time.perf_counter() - started
         return replace(parsed, seconds={"parse": elapsed - ocr_seconds[0], "ocr": ocr_seconds[0]})
-    except DocumentRejected:
+    except (DocumentRejected, MemoryError):
+        # Out of memory, nothing more is allocated here (not even a reason's text): the parser
+        # child says so once the failed parse is freed (parser_child.py).
         raise
     except Exception as exc:
         # Parsers run third-party code over untrusted bytes: whatever it raises means this file is

@@ -16,7 +16,8 @@ import pytest
 
 from mnemosyne.ingestion.documents import DocumentRejected
 from mnemosyne.ingestion.parser_processes import ParserFailed, ParserPool, limits, out_of_memory
-from mnemosyne.ingestion.parsing import parse_bytes
+from mnemosyne.ingestion.parsers import spreadsheets
+from mnemosyne.ingestion.parsing import parse_bytes, parse_here
 from tests.ingestion.hostile_files import IN_MEMORY, html_nested
 from tests.ingestion.test_pdf_documents import scanned
 
@@ -78,6 +79,18 @@ def test_a_parser_out_of_memory_fails_its_document_only(monkeypatch: pytest.Monk
     with pytest.raises(ParserFailed, match="memory budget"):
         cold.parse(ROWS, "big.csv")
     assert len(started) == 1
+
+
+def test_running_out_of_memory_is_raised_as_it_is_not_as_an_unreadable_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Nothing is allocated for a reason's text while the failed parse still holds the heap.
+    def exhausted(data: bytes, *, filename: str) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(spreadsheets, "parse_csv", exhausted)
+    with pytest.raises(MemoryError):
+        parse_here(b"a,b\n", filename="rows.csv")
 
 
 def test_a_native_librarys_allocation_failure_is_running_out_of_memory() -> None:
