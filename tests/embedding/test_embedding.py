@@ -177,11 +177,8 @@ def test_a_query_embedded_alone_and_in_three_batches_is_the_same_bytes(
     # Within a pass of like lengths (query_encoder.like_lengths) the text is padded, still the same.
     pieces = embedder._query_encoder._word_pieces
     partner = "how are the rounding errors of a float32 matrix product bounded in practice?"
-    assert (
-        len(pieces.batch([text], ["input_ids"])["input_ids"][0])
-        < len(pieces.batch([partner], ["input_ids"])["input_ids"][0])
-        <= MAX_PADDING * len(pieces.batch([text], ["input_ids"])["input_ids"][0])
-    )
+    own, theirs = (len(pieces.batch([each], ["input_ids"])["input_ids"][0]) for each in (text, partner))
+    assert own < theirs <= MAX_PADDING * own
     assert encode([partner, text])[1].tobytes() == alone
 
 

@@ -47,6 +47,8 @@ def answers(filters: list[Filters], ids: list[int], uid: str) -> list[Any]:
     found.append(legs.locate(ids))
     library, identified = selectors.library_to_search(uid)
     found.append((library.pk, identified))
+    found.append(selectors.library_traits(None))
+    found.append(selectors.library_traits([library.pk]))
     return found
 
 
@@ -80,6 +82,7 @@ def test_prepared_and_unprepared_statements_answer_the_same(settings: Settings) 
     (hydration,) = prepared("c.text_preview AS c_text_preview")
     assert sum(hydration) == 2
     assert sum(sum(plans) for plans in prepared("FROM library_library l WHERE l.uid")) == 2
+    assert sum(sum(plans) for plans in prepared("l.library_type,")) == 4  # every library, then one
 
 
 def test_a_plan_kept_for_one_library_answers_for_another(settings: Settings) -> None:
