@@ -11,7 +11,7 @@ truncation=True, max_length=the model's window, gives the same ids, masks and of
 
 from __future__ import annotations
 
-import threading
+import queue
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,8 +35,12 @@ class WordPieces:
         self._counting = Tokenizer.from_str(tokenizer_json)
         self._counting.no_truncation()
         self._counting.no_padding()
-        # A fast tokenizer refuses concurrent use ("Already borrowed"): one per thread.
-        self._local = threading.local()
+        # A fast tokenizer refuses concurrent use ("Already borrowed"): each batch takes one of its
+        # own from these and puts it back. Kept per call, not per thread: the server's worker
+        # threads come and go with the load (anyio ends one idle for 10 s), and building a
+        # tokenizer from its JSON costs about as much CPU as a dozen searches.
+        self._idle: queue.SimpleQueue[Tokenizer] = queue.SimpleQueue()
+        self.built = 0
 
     @classmethod
     def of(cls, hf_tokenizer: Any, *, max_length: int) -> WordPieces:
@@ -59,7 +63,11 @@ class WordPieces:
 
     def batch(self, texts: Sequence[str], input_names: Sequence[str]) -> dict[str, np.ndarray]:
         """The graph's inputs for `texts` (input_ids, attention_mask, token_type_ids)."""
-        encodings = self._batching().encode_batch(list(texts))
+        tokenizer = self._take()
+        try:
+            encodings = tokenizer.encode_batch(list(texts))
+        finally:
+            self._idle.put(tokenizer)
         columns = {
             "input_ids": [encoding.ids for encoding in encodings],
             "attention_mask": [encoding.attention_mask for encoding in encodings],
@@ -73,13 +81,16 @@ class WordPieces:
     def starts(self, text: str) -> list[int]:
         return [start for start, _ in self._counting.encode(text, add_special_tokens=False).offsets]
 
-    def _batching(self) -> Tokenizer:
-        tokenizer: Tokenizer | None = getattr(self._local, "tokenizer", None)
-        if tokenizer is None:
-            from tokenizers import Tokenizer
+    def _take(self) -> Tokenizer:
+        """An idle batching tokenizer, or a new one when every one built is in use."""
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        from tokenizers import Tokenizer
 
-            tokenizer = Tokenizer.from_str(self._json)
-            tokenizer.enable_truncation(max_length=self.max_length)
-            tokenizer.enable_padding(pad_id=self._pad_id, pad_token=self._pad_token)
-            self._local.tokenizer = tokenizer
+        tokenizer = Tokenizer.from_str(self._json)
+        tokenizer.enable_truncation(max_length=self.max_length)
+        tokenizer.enable_padding(pad_id=self._pad_id, pad_token=self._pad_token)
+        self.built += 1
         return tokenizer

@@ -4,6 +4,8 @@ and offsets for the chunker."""
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -50,3 +52,27 @@ def test_the_settings_make_the_same_tokenizer_again(torch_model: Any) -> None:
     for name, column in again.batch(TEXTS, INPUTS).items():
         assert np.array_equal(column, pieces.batch(TEXTS, INPUTS)[name])
     assert again.max_length == 256
+
+
+def test_tokenizers_outlive_the_threads_that_used_them(torch_model: Any) -> None:
+    """Each batch takes a tokenizer of its own; one built is reused by later threads, not rebuilt."""
+    pieces = WordPieces.of(torch_model.tokenizer, max_length=256)
+    expected = pieces.batch(TEXTS, INPUTS)
+    assert pieces.built == 1
+    for _ in range(5):  # threads that come and go one after another, as a server's workers do
+        thread = threading.Thread(target=pieces.batch, args=(TEXTS, INPUTS))
+        thread.start()
+        thread.join()
+    assert pieces.built == 1
+    start = threading.Barrier(8)
+
+    def together() -> dict[str, np.ndarray]:
+        start.wait()
+        return pieces.batch(TEXTS, INPUTS)
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: together(), range(8)))
+    for got in results:
+        for name in INPUTS:
+            assert np.array_equal(got[name], expected[name]), name
+    assert 1 <= pieces.built <= 8
