@@ -68,7 +68,7 @@ from mnemosyne.lib import (  # noqa: E402
     tracing,
 )
 from mnemosyne.lib.allowed_hosts import AllowedHostsMiddleware  # noqa: E402
-from mnemosyne.lib.gc_freeze import freeze_startup_heap  # noqa: E402
+from mnemosyne.lib.garbage_collector import set_up_for_serving  # noqa: E402
 from mnemosyne.lib.metrics import registry as metrics_registry  # noqa: E402
 from mnemosyne.lib.outages import Dependency  # noqa: E402
 from mnemosyne.lib.request_ids import RequestIdMiddleware  # noqa: E402
@@ -219,8 +219,9 @@ def build_app(*, owns_process: bool = True) -> Starlette:
             return
         # Load the embedding model before accepting requests, so the first search is not the slow one.
         await anyio.to_thread.run_sync(get_embedder)
-        # What was loaded stays for the process's life: the collector stops scanning it (gc_freeze.py).
-        freeze_startup_heap()
+        # What was loaded stays for the process's life: the collector stops scanning it, and collects
+        # the young generation less often (garbage_collector.py).
+        set_up_for_serving()
         try:
             async with plain.run(), streaming.run():
                 yield

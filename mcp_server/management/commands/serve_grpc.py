@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from access import access_policy
 from mcp_server.transports.grpc_api.server import SERVICE_NAME, build
 from mnemosyne.embedding import get_embedder
-from mnemosyne.lib.gc_freeze import freeze_startup_heap
+from mnemosyne.lib.garbage_collector import set_up_for_serving
 from mnemosyne.lib.schema import require_current_schema
 
 GRACE_SECONDS = 5.0
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         except access_policy.PolicyDisagreement as exc:
             raise CommandError(str(exc)) from None
         get_embedder()  # loaded before the first call, not during it
-        freeze_startup_heap()  # the collector stops scanning what was loaded (gc_freeze.py)
+        set_up_for_serving()  # the collector stops scanning what was loaded (garbage_collector.py)
         address = f"{options['host']}:{options['port']}"
         try:
             server, port = build(address)
