@@ -44,7 +44,7 @@ class OnnxDocumentEncoder:
             onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
             for _ in range(parallel)
         ]
-        # Each worker thread tokenizes on a tokenizer of its own (word_pieces.py).
+        # Each batch tokenizes on a tokenizer of its own, one of those idle (word_pieces.py).
         self._word_pieces = word_pieces
         self._input_names = [node.name for node in self._sessions[0].get_inputs()]
         self._pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="embed-documents")

@@ -123,8 +123,8 @@ class OnnxQueryEncoder:
         options.log_severity_level = 3
         self._session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self._input_names = [node.name for node in self._session.get_inputs()]
-        # Queries arrive on several threads at once: each tokenizes on a tokenizer of its own
-        # (word_pieces.py); the session runs them concurrently.
+        # Queries arrive on several threads at once: each batch tokenizes on a tokenizer of its own,
+        # one of those idle (word_pieces.py); the session runs them concurrently.
         self._word_pieces = word_pieces
 
     def embed(self, texts: list[str]) -> np.ndarray:
