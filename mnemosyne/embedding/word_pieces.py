@@ -40,7 +40,6 @@ class WordPieces:
         # threads come and go with the load (anyio ends one idle for 10 s), and building a
         # tokenizer from its JSON costs about 17 ms of CPU, as much as a whole search.
         self._idle: queue.SimpleQueue[Tokenizer] = queue.SimpleQueue()
-        self.built = 0
 
     @classmethod
     def of(cls, hf_tokenizer: Any, *, max_length: int) -> WordPieces:
@@ -92,5 +91,4 @@ class WordPieces:
         tokenizer = Tokenizer.from_str(self._json)
         tokenizer.enable_truncation(max_length=self.max_length)
         tokenizer.enable_padding(pad_id=self._pad_id, pad_token=self._pad_token)
-        self.built += 1
         return tokenizer

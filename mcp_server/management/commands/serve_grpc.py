@@ -37,7 +37,7 @@ class Command(BaseCommand):
         except access_policy.PolicyDisagreement as exc:
             raise CommandError(str(exc)) from None
         get_embedder()  # loaded before the first call, not during it
-        set_up_for_serving()  # the collector stops scanning what was loaded (garbage_collector.py)
+        set_up_for_serving()  # the collector stops scanning what was loaded, and runs less often
         address = f"{options['host']}:{options['port']}"
         try:
             server, port = build(address)
