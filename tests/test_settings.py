@@ -15,7 +15,8 @@ pytestmark = pytest.mark.slow  # starts processes
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# Variables mnemosyne/project/settings.py reads: cleared so the developer's own environment cannot leak in.
+# Variables mnemosyne/project/settings.py (and its two parts) reads: cleared so the developer's own
+# environment cannot leak in.
 SETTINGS_VARIABLES = (
     "DEBUG",
     "SECRET_KEY",

@@ -8,21 +8,16 @@ configured, and MMR applied when diversity is asked for.
 
 from __future__ import annotations
 
-import contextvars
-import logging
-import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, close_old_connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError
 
-from mnemosyne.embedding import Embedder, EmbeddingError, get_embedder
-from mnemosyne.graph import GraphError
+from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.lib import replicas
-from mnemosyne.lib.metrics import LEG_FAILURES, LEG_SECONDS, SEARCH_SECONDS
+from mnemosyne.lib.metrics import SEARCH_SECONDS
 from mnemosyne.lib.tracing import tracer
 from mnemosyne.library import selectors, vector_models
 from mnemosyne.library.errors import InvalidArgument
@@ -30,7 +25,7 @@ from mnemosyne.library.languages import text_search_config
 from mnemosyne.library.services import validate_library_type
 from mnemosyne.profiles import periods
 from mnemosyne.profiles.query_rules import QueryRules, rules_for
-from mnemosyne.search import evidence, leg_parts, legs
+from mnemosyne.search import evidence, leg_parts, leg_runs, legs
 from mnemosyne.search.filters import Filters, documents_matching
 from mnemosyne.search.fusion import Fused, relative_score_fusion, weighted_rrf
 from mnemosyne.search.hits import HitChunk
@@ -47,8 +42,6 @@ from mnemosyne.search.types import (
     SearchResponse,
 )
 from mnemosyne.text.normalising import normalise_query
-
-logger = logging.getLogger(__name__)
 
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 20_000
@@ -241,29 +234,7 @@ def _answer(resolved: ResolvedSearch, leg_query: legs.LegQuery) -> SearchRespons
     )
     if leg_query.named_items:
         wanted += [f"named_{leg}" for leg in ("vector", "fulltext") if leg in wanted]
-    # The first leg (the vector leg, embedding the query, when asked for) runs on this thread,
-    # the others meanwhile in threads of their own, each on its own database connection.
-    # Each in the caller's context: its trace span and request id carry over to the leg's thread.
-    pending = {
-        leg: _LEG_POOL.submit(contextvars.copy_context().run, _in_thread, leg, leg_query)
-        for leg in wanted[1:]
-    }
-    found_by_leg: dict[str, legs.LegResult] = {}
-    leg_seconds: dict[str, float] = {}
-    for leg in wanted:
-        try:
-            found_by_leg[leg], leg_seconds[leg] = (
-                pending[leg].result() if leg in pending else _timed(leg, leg_query)
-            )
-        except GraphError as exc:
-            # The graph is an optional signal: report it and go on with the other legs (the
-            # graph store's watcher logs the outage once).
-            not_run[leg] = f"the concept graph is unavailable ({exc})"
-        except EmbeddingError as exc:
-            # A remote embeddings endpoint failed: the other legs still answer.
-            logger.warning("the vector leg did not run: %s", exc)
-            not_run[leg] = f"the query could not be embedded: {exc}"
-
+    found_by_leg, leg_seconds = leg_runs.run(wanted, leg_query, not_run)
     fused = fuse(found_by_leg, alpha=request.alpha)
     fused, added, located = evidence.with_units(fused, named, leg_query, query)
     scores = {leg: dict(found) for leg, found in found_by_leg.items()}
@@ -362,33 +333,6 @@ def _vectors(chunks: Sequence[HitChunk]) -> np.ndarray:
         if chunk.embedding is not None:
             matrix[row] = chunk.embedding
     return matrix
-
-
-_LEG_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-leg")
-
-
-def _in_thread(leg: str, query: legs.LegQuery) -> tuple[legs.LegResult, float]:
-    # Pool threads keep their own database connection: bracketed as Django brackets a request,
-    # so a stale one is replaced first and one past DATABASE_CONN_MAX_AGE closed after.
-    close_old_connections()
-    try:
-        return _timed(leg, query)
-    finally:
-        close_old_connections()
-
-
-def _timed(leg: str, query: legs.LegQuery) -> tuple[legs.LegResult, float]:
-    """The leg's result and its seconds."""
-    started = time.perf_counter()
-    try:
-        with tracer.start_as_current_span(f"mnemosyne.search.{leg}"):
-            found = legs.LEGS[leg](query)
-    except Exception:
-        LEG_FAILURES.labels(leg).inc()
-        raise
-    seconds = time.perf_counter() - started
-    LEG_SECONDS.labels(leg).observe(seconds)
-    return found, seconds
 
 
 def fusion_alpha(requested: float | None) -> float | None:
