@@ -19,9 +19,9 @@ from mnemosyne.evaluation.models import EvaluationSet
 from mnemosyne.evaluation.services import create_set
 from mnemosyne.evaluation.set_files import read_beir
 from mnemosyne.evaluation.set_imports import ImportReport, add_rows
-from mnemosyne.ingestion.documents import ParsedDocument
+from mnemosyne.ingestion.documents import DocumentInput, ParsedDocument
 from mnemosyne.ingestion.outcomes import IngestResult, content_hash
-from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
+from mnemosyne.ingestion.pipeline import ingest_documents
 from mnemosyne.library.errors import InvalidArgument, LibraryError
 from mnemosyne.library.models import Collection, EmbeddingStatus, Item, Library, LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library

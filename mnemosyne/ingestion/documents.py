@@ -3,6 +3,7 @@
 Every format becomes Markdown-flavoured normalised text, so the chunker finds heading paths in all
 of them, plus side information: where each page starts and the images the file carries. Parsers
 (`parsers/`) build these; chunk planning reads them. Or a parser says clearly why it cannot.
+A parsed document goes to ingest as a DocumentInput.
 """
 
 from __future__ import annotations
@@ -116,3 +117,20 @@ def names_a_file(title: str) -> bool:
 def title_from_filename(filename: str) -> str:
     name = PurePath(filename)
     return re.sub(r"[-_\s]+", " ", name.stem).strip() or name.name
+
+
+@dataclass(frozen=True)
+class DocumentInput:
+    """A parsed document to ingest as the item `source` of a collection (ingestion/pipeline.py)."""
+
+    source: str
+    parsed: ParsedDocument
+    digest: str
+    metadata: dict[str, object] = field(default_factory=dict)
+    # What a person says the document is (identity.parse_given: title, organisation, doc_type,
+    # date, period); the rest is read from the document.
+    given: Mapping[str, object] = field(default_factory=dict)
+    # The bytes it was parsed from, kept beside its chunks (keys.original_key); empty: not kept.
+    original: bytes = b""
+    # Seconds spent getting those bytes ("read": a file, a URL, an object), as the door timed it.
+    read_seconds: float | None = None

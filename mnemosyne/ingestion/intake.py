@@ -12,11 +12,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from mnemosyne.ingestion.documents import DocumentRejected
+from mnemosyne.ingestion.documents import DocumentInput, DocumentRejected
 from mnemosyne.ingestion.fetch import FetchFailed
 from mnemosyne.ingestion.outcomes import IngestResult, content_hash
 from mnemosyne.ingestion.parsing import parse_bytes
-from mnemosyne.ingestion.pipeline import DocumentInput
 
 # (source, digest) → the result of an item already up to date, else None (outcomes.unchanged_results).
 UnchangedLookup = Callable[[str, str], IngestResult | None]

@@ -9,39 +9,37 @@ The model is the bottleneck, so everything else is arranged around keeping it bu
   outside the GIL), so parsing, chunking and database writes overlap the model instead of adding
   to it. All database work stays on the calling thread.
 
-Each batch swaps the chunks of its items in one transaction: a changed item's old chunks stay
-searchable until the new ones are committed. When that transaction fails, its items are written
-again one per transaction, so one bad item fails alone with the reason and never blocks the others.
+Each batch swaps the chunks of its items in one transaction (batch_writes.py): a changed item's
+old chunks stay searchable until the new ones are committed. When that transaction fails, its items
+are written again one per transaction, so one bad item fails alone with the reason and never blocks
+the others.
 """
 
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
 
 from mnemosyne.embedding import Embedder
-from mnemosyne.ingestion import chunk_objects, failures, reading_notes
+from mnemosyne.ingestion.batch_writes import Batch, Claimed, WriteTarget, failed, finish
 from mnemosyne.ingestion.document_identity import identify
-from mnemosyne.ingestion.documents import ParsedDocument
+from mnemosyne.ingestion.documents import DocumentInput, ParsedDocument
 from mnemosyne.ingestion.item_context import given_by_item
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, ingest_config_signature, up_to_date
-from mnemosyne.ingestion.planning import PlannedChunk, page_texts, plan_chunks, with_document
-from mnemosyne.ingestion.services import ItemChunks, forget_logged_statements, record_stages, replace_chunks
+from mnemosyne.ingestion.planning import PlannedChunk, plan_chunks, with_document
 from mnemosyne.lib import cancellation, progress
 from mnemosyne.lib.metrics import INGESTED_CHUNKS, INGESTED_ITEMS
 from mnemosyne.library import services, vector_models
 from mnemosyne.library.models import Collection, Item
 from mnemosyne.profiles.catalog import Profile, profile_of
 from mnemosyne.profiles.identity import Identity, document_line, with_given
-from mnemosyne.storage import ChunkStore, StorageError, keys
+from mnemosyne.storage import ChunkStore
 
 logger = logging.getLogger(__name__)
 
@@ -51,21 +49,6 @@ EMBED_BATCH_CHUNKS = 128
 EMBED_SLICE = 128
 # Documents per batch at most, however few chunks they have (bounds a batch's statements).
 BATCH_DOCUMENTS = 256
-
-
-@dataclass(frozen=True)
-class DocumentInput:
-    source: str
-    parsed: ParsedDocument
-    digest: str
-    metadata: dict[str, object] = field(default_factory=dict)
-    # What a person says the document is (identity.parse_given: title, organisation, doc_type,
-    # date, period); the rest is read from the document.
-    given: Mapping[str, object] = field(default_factory=dict)
-    # The bytes it was parsed from, kept beside its chunks (keys.original_key); empty: not kept.
-    original: bytes = b""
-    # Seconds spent getting those bytes ("read": a file, a URL, an object), as the door timed it.
-    read_seconds: float | None = None
 
 
 @dataclass
@@ -78,26 +61,6 @@ class _Planned:
     identity: Identity = field(default_factory=Identity)
     # Seconds reading its identity and planning its chunks took.
     chunk_seconds: float = 0.0
-
-
-@dataclass
-class _Claimed:
-    """A document whose item is marked processing and whose chunks are to be embedded and written."""
-
-    document: DocumentInput
-    item: Item
-    created: bool
-    chunks: list[PlannedChunk]
-    identity: Identity = field(default_factory=Identity)
-    chunk_seconds: float = 0.0
-
-
-@dataclass
-class _Batch:
-    results: list[IngestResult]
-    claimed: list[_Claimed]
-    # The batch's vectors, and the seconds the model took for them.
-    vectors: Future[tuple[list[list[float]], float]] | None = None
 
 
 def ingest_documents(
@@ -117,12 +80,12 @@ def ingest_documents(
     # The library's vectors are this model's (recorded now if it has none): another model's
     # vectors would not be comparable with them.
     vector_models.claim(collection.library, model_id=embedder.model_id, dimensions=embedder.dim)
-    model = _Model(library_id=collection.library_id, model_id=embedder.model_id)
+    target = WriteTarget(library_id=collection.library_id, model_id=embedder.model_id)
     model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-embed")
     # The library's profile names the readers of what each document is (mnemosyne/profiles).
     profile = profile_of(collection.library.library_type)
     try:
-        in_flight: _Batch | None = None
+        in_flight: Batch | None = None
         for group in _groups(documents, batch_chunks, embedder, profile):
             batch = _claim(group, collection=collection, signature=signature)
             inputs = [chunk.embedding_input for entry in batch.claimed for chunk in entry.chunks]
@@ -132,10 +95,10 @@ def ingest_documents(
                     contextvars.copy_context().run, _embedded, embedder, inputs
                 )
             if in_flight is not None:
-                yield from (_report(r, on_progress) for r in _finish(in_flight, store, signature, model))
+                yield from (_report(r, on_progress) for r in finish(in_flight, store, signature, target))
             in_flight = batch
         if in_flight is not None:
-            yield from (_report(r, on_progress) for r in _finish(in_flight, store, signature, model))
+            yield from (_report(r, on_progress) for r in finish(in_flight, store, signature, target))
     finally:
         # Interrupted: a batch not yet started is dropped (its items stay processing, retryable).
         model_thread.shutdown(wait=True, cancel_futures=True)
@@ -250,7 +213,7 @@ def _with_item_corrections(planned: _Planned, item: Item) -> tuple[Identity, lis
     return identity, with_document(planned.chunks, identity.title, line)
 
 
-def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str) -> _Batch:
+def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str) -> Batch:
     """Find or create the group's items; unchanged ones are done, the rest are marked processing."""
     sources = [planned.document.source for planned in group]
     items = {item.source: item for item in Item.objects.filter(collection=collection, source__in=sources)}
@@ -276,7 +239,7 @@ def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str)
                 collection=collection, source__in=[planned.document.source for planned in missing]
             )
         )
-    batch = _Batch(results=[], claimed=[])
+    batch = Batch(results=[], claimed=[])
     processing: list[int] = []
     for planned in group:
         document = planned.document
@@ -284,171 +247,12 @@ def _claim(group: Sequence[_Planned], *, collection: Collection, signature: str)
         if up_to_date(item, document.digest, signature, document.given):
             batch.results.append(IngestResult(document.source, Outcome.UNCHANGED, item.uid, item.chunk_count))
         elif planned.error is not None:
-            batch.results.append(_fail(item, document.source, planned.error))
+            batch.results.append(failed(item, document.source, planned.error))
         else:
             processing.append(item.pk)
             identity, chunks = _with_item_corrections(planned, item)
             batch.claimed.append(
-                _Claimed(document, item, item.uid in created, chunks, identity, planned.chunk_seconds)
+                Claimed(document, item, item.uid in created, chunks, identity, planned.chunk_seconds)
             )
     services.mark_processing(item_ids=processing)
     return batch
-
-
-@dataclass(frozen=True)
-class _Model:
-    """The library written to and the model whose vectors are written (checked at each write)."""
-
-    library_id: int
-    model_id: str
-
-
-def _finish(batch: _Batch, store: ChunkStore, signature: str, model: _Model) -> list[IngestResult]:
-    """Wait for the batch's vectors, then store and write its items."""
-    if not batch.claimed or batch.vectors is None:
-        return batch.results
-    try:
-        vectors, embed_seconds = batch.vectors.result()
-    except cancellation.Cancelled as exc:
-        return batch.results + [_stopped(entry, exc) for entry in batch.claimed]
-    except Exception as exc:
-        logger.exception("embedding a batch of %d documents failed", len(batch.claimed))
-        return batch.results + [_fail(entry.item, entry.document.source, exc) for entry in batch.claimed]
-    entries: list[ItemChunks] = []
-    offset = 0
-    for claimed in batch.claimed:
-        entries.append(_entry(claimed, vectors[offset : offset + len(claimed.chunks)], signature))
-        offset += len(claimed.chunks)
-    started = time.perf_counter()
-    written = _write(batch.claimed, entries, store, model)
-    _record_stages(batch.claimed, written, embed_seconds, time.perf_counter() - started)
-    forget_logged_statements()
-    return batch.results + written
-
-
-def _record_stages(
-    claimed: Sequence[_Claimed], written: Sequence[IngestResult], embed_seconds: float, write_seconds: float
-) -> None:
-    """Each written item's time per stage in its metadata ("stages", seconds): read and parse (OCR
-    apart) as its door timed them, chunk, and its share of the batch's embedding and writing by
-    its share of the batch's chunks. For the console's ingestion view; a failure here is logged."""
-    ok = {result.item_uid for result in written if result.outcome in (Outcome.CREATED, Outcome.UPDATED)}
-    total = sum(len(entry.chunks) for entry in claimed) or 1
-    stages: dict[int, dict[str, float]] = {}
-    for entry in claimed:
-        if entry.item.uid not in ok:
-            continue
-        share = len(entry.chunks) / total
-        parsed = entry.document.parsed.seconds
-        found = {
-            "read": entry.document.read_seconds,
-            "parse": parsed.get("parse"),
-            "ocr": parsed.get("ocr"),
-            "chunk": entry.chunk_seconds,
-            "embed": embed_seconds * share,
-            "write": write_seconds * share,
-        }
-        stages[entry.item.pk] = {name: round(value, 4) for name, value in found.items() if value is not None}
-    try:
-        record_stages(stages)
-    except Exception:
-        logger.exception("recording the stages' times of %d items failed", len(stages))
-
-
-def _entry(claimed: _Claimed, vectors: list[list[float]], signature: str) -> ItemChunks:
-    document = claimed.document
-    # The version names the content and the configuration that chunked it, so a re-ingest under
-    # another configuration never overwrites the objects the current chunks point at.
-    version = hashlib.sha256(f"{document.digest}|{signature}".encode()).hexdigest()[:16]
-    identity = claimed.identity
-    extra = identity.as_metadata()
-    return ItemChunks(
-        item=claimed.item,
-        title=identity.title or document.parsed.title,
-        item_type=document.parsed.item_type,
-        chunks=claimed.chunks,
-        vectors=vectors,
-        prefix=keys.version_prefix(claimed.item.uid, version),
-        digest=document.digest,
-        metadata={
-            **document.metadata,
-            **reading_notes.as_metadata(document.parsed),
-            **({"identity": extra} if extra else {}),
-            "ingest_config": signature,
-        },
-        identity=identity,
-        pages=page_texts(document.parsed, document_line(identity)),
-        original=document.original,
-    )
-
-
-def _write(
-    claimed: Sequence[_Claimed], entries: Sequence[ItemChunks], store: ChunkStore, model: _Model
-) -> list[IngestResult]:
-    stored: list[tuple[_Claimed, ItemChunks]] = []
-    results: list[IngestResult] = []
-    for claim, entry in zip(claimed, entries, strict=True):
-        try:
-            chunk_objects.put(entry, store)
-        except Exception as exc:
-            if isinstance(exc, StorageError):  # the outage itself is logged once, by the store's watcher
-                logger.warning("storing the chunks of %s failed: %s", claim.document.source, exc)
-            else:
-                logger.exception("storing the chunks of %s failed", claim.document.source)
-            chunk_objects.discard_new(entry, store)
-            results.append(_fail(claim.item, claim.document.source, exc))
-        else:
-            stored.append((claim, entry))
-    try:
-        with transaction.atomic():
-            # The library still takes this model's vectors (a re-embedding may have switched it).
-            vector_models.hold(model.library_id, model_id=model.model_id)
-            old_prefixes = replace_chunks([entry for _, entry in stored])
-    except Exception:
-        if len(stored) == 1:
-            claim, entry = stored[0]
-            return [*results, _write_one(claim, entry, store, model)]
-        # Find the item at fault: each on its own.
-        logger.warning("writing a batch of %d items failed; writing them one at a time", len(stored))
-        return results + [_write_one(claim, entry, store, model) for claim, entry in stored]
-    for claim, entry in stored:
-        chunk_objects.delete_old(store, old_prefixes[claim.item.pk], keep=entry.prefix)
-        results.append(_written(claim, entry))
-    return results
-
-
-def _write_one(claim: _Claimed, entry: ItemChunks, store: ChunkStore, model: _Model) -> IngestResult:
-    try:
-        with transaction.atomic():
-            vector_models.hold(model.library_id, model_id=model.model_id)
-            old_prefixes = replace_chunks([entry])
-    except Exception as exc:
-        logger.exception("writing %s failed", claim.document.source)
-        chunk_objects.discard_new(entry, store)
-        return _fail(claim.item, claim.document.source, exc)
-    chunk_objects.delete_old(store, old_prefixes[claim.item.pk], keep=entry.prefix)
-    return _written(claim, entry)
-
-
-def _written(claim: _Claimed, entry: ItemChunks) -> IngestResult:
-    outcome = Outcome.CREATED if claim.created else Outcome.UPDATED
-    notes = reading_notes.in_words(claim.document.parsed)
-    return IngestResult(claim.document.source, outcome, claim.item.uid, len(entry.chunks), notes=notes)
-
-
-def _stopped(claimed: _Claimed, exc: cancellation.Cancelled) -> IngestResult:
-    """Its caller stopped it before its chunks were written: a new item fails (and is removed by
-    whoever created it, as uploads do); one that was there keeps its status and its chunks."""
-    if claimed.created:
-        return _fail(claimed.item, claimed.document.source, exc)
-    before = claimed.item
-    Item.objects.filter(pk=before.pk).update(
-        embedding_status=before.embedding_status, embedding_error=before.embedding_error
-    )
-    return IngestResult(claimed.document.source, Outcome.FAILED, before.uid, error=str(exc))
-
-
-def _fail(item: Item, source: str, exc: BaseException) -> IngestResult:
-    reason = failures.reason(exc)
-    services.mark_failed(item_id=item.pk, reason=reason)
-    return IngestResult(source, Outcome.FAILED, item.uid, error=reason)

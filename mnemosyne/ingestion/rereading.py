@@ -10,10 +10,11 @@ from pathlib import PurePath
 
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion import formats
+from mnemosyne.ingestion.documents import DocumentInput
 from mnemosyne.ingestion.intake import Read, Refused, read_input
 from mnemosyne.ingestion.item_context import given_by_item
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, unchanged_results
-from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
+from mnemosyne.ingestion.pipeline import ingest_documents
 from mnemosyne.library.models import Chunk, Collection, Item, Library
 from mnemosyne.storage import ChunkNotFound, ChunkStore, get_chunk_store, keys
 

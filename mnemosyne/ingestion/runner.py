@@ -11,12 +11,12 @@ from tqdm import tqdm
 
 from mnemosyne.embedding import Embedder, get_embedder
 from mnemosyne.ingestion import formats
-from mnemosyne.ingestion.documents import DocumentRejected
+from mnemosyne.ingestion.documents import DocumentInput, DocumentRejected
 from mnemosyne.ingestion.fetch import fetch_url
 from mnemosyne.ingestion.inputs import InputFile, Skipped, collect_inputs, is_url, too_large
 from mnemosyne.ingestion.intake import Read, Refused, UnchangedLookup, read_input
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, unchanged_results
-from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
+from mnemosyne.ingestion.pipeline import ingest_documents
 from mnemosyne.library.errors import NotFound
 from mnemosyne.library.models import Collection, Item
 from mnemosyne.library.services import delete_item

@@ -26,11 +26,12 @@ from django.utils import timezone
 
 from mnemosyne.embedding import get_embedder
 from mnemosyne.ingestion import formats, reembed_jobs, sync_jobs, uploads
+from mnemosyne.ingestion.documents import DocumentInput
 from mnemosyne.ingestion.fetch import FetchFailed, check_url
 from mnemosyne.ingestion.identity_corrections import record_identity, refresh
 from mnemosyne.ingestion.inputs import InputFile, Skipped, collect_inputs, is_url
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, unchanged_results
-from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
+from mnemosyne.ingestion.pipeline import ingest_documents
 from mnemosyne.ingestion.rereading import reread_library
 from mnemosyne.ingestion.runner import Report, prune_missing, read_file, read_url
 from mnemosyne.ingestion.sync.listings import SourceUnavailable

@@ -13,9 +13,10 @@ from django.conf import settings
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.ingestion import formats
+from mnemosyne.ingestion.documents import DocumentInput
 from mnemosyne.ingestion.intake import Read, Refused, read_input
 from mnemosyne.ingestion.outcomes import Outcome
-from mnemosyne.ingestion.pipeline import DocumentInput, ingest_document
+from mnemosyne.ingestion.pipeline import ingest_document
 from mnemosyne.lib import cancellation, progress
 from mnemosyne.library import services
 from mnemosyne.library.errors import InvalidArgument

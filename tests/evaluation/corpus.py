@@ -7,9 +7,9 @@ from mnemosyne.embedding import get_embedder
 from mnemosyne.evaluation.models import EvaluationSet
 from mnemosyne.evaluation.services import create_set
 from mnemosyne.evaluation.set_imports import import_file
-from mnemosyne.ingestion.documents import ParsedDocument
+from mnemosyne.ingestion.documents import DocumentInput, ParsedDocument
 from mnemosyne.ingestion.outcomes import content_hash
-from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
+from mnemosyne.ingestion.pipeline import ingest_documents
 from mnemosyne.library.models import Library, LibraryType
 from mnemosyne.library.services import ensure_collection, ensure_library
 from mnemosyne.storage import get_chunk_store

@@ -24,10 +24,10 @@ from pathlib import PurePosixPath
 from django.utils import timezone
 
 from mnemosyne.embedding import Embedder, get_embedder
-from mnemosyne.ingestion.documents import title_from_filename
+from mnemosyne.ingestion.documents import DocumentInput, title_from_filename
 from mnemosyne.ingestion.intake import Read, Refused, read_input
 from mnemosyne.ingestion.outcomes import IngestResult, Outcome, RunReport, unchanged_result
-from mnemosyne.ingestion.pipeline import DocumentInput, ingest_documents
+from mnemosyne.ingestion.pipeline import ingest_documents
 from mnemosyne.ingestion.sync.files import list_files
 from mnemosyne.ingestion.sync.listings import Listed, SourceUnavailable
 from mnemosyne.lib import cancellation, progress
