@@ -23,9 +23,11 @@ from django.conf import settings
 from benchmarks import corpus, database
 from benchmarks.results import IngestResult, IngestRun
 from mnemosyne.embedding import Embedder
+from mnemosyne.graph.concepts import extract_concepts
 from mnemosyne.ingestion import pipeline
 from mnemosyne.ingestion.inputs import InputFile, discover
 from mnemosyne.ingestion.parsing import parse_bytes
+from mnemosyne.ingestion.planning import PlannedChunk
 from mnemosyne.library.models import Collection
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,8 +41,8 @@ ON_TORCH = {"EMBEDDING_DOCUMENT_BACKEND": "torch"}
 Log = Callable[[str], None]
 
 
-def planned_inputs(directory: Path, embedder: Embedder) -> list[list[str]]:
-    """Per document, the embedding inputs of its chunks, planned exactly as the pipeline plans them."""
+def planned_chunks(directory: Path, embedder: Embedder) -> list[list[PlannedChunk]]:
+    """Per document, its chunks, planned exactly as the pipeline plans them."""
     per_document = []
     for entry in discover([directory], {".md"}):
         if not isinstance(entry, InputFile):
@@ -48,8 +50,19 @@ def planned_inputs(directory: Path, embedder: Embedder) -> list[list[str]]:
         parsed = parse_bytes(entry.path.read_bytes(), filename=entry.path.name)
         # Planned by the pipeline's own function, so the raw runs embed the chunks ingest writes.
         chunks = pipeline.chunks_of(parsed, embedder)
-        per_document.append([chunk.embedding_input for chunk in chunks])
+        per_document.append(chunks)
     return per_document
+
+
+def concept_extraction_rate(chunks: list[PlannedChunk]) -> float:
+    """Chunks per CPU second of the concept graph's extraction alone, over the chunks ingest writes
+    (their text, as ingestion/services.py extracts from it)."""
+    inputs = [chunk.span.text for chunk in chunks]
+    extract_concepts(inputs[0])  # its caches warm
+    started = time.process_time()
+    for text in inputs:
+        extract_concepts(text)
+    return len(inputs) / (time.process_time() - started)
 
 
 def raw_embedding_rate(per_document: list[list[str]], embedder: Embedder) -> float:
@@ -121,7 +134,8 @@ def real_collection(corpus_10x: Path, log: Log) -> Collection:
 
 
 def run(*, corpus_1x: Path, corpus_10x: Path, embedder: Embedder, log: Log) -> IngestResult:
-    per_document = planned_inputs(corpus_1x, embedder)
+    planned_documents = planned_chunks(corpus_1x, embedder)
+    per_document = [[chunk.embedding_input for chunk in chunks] for chunks in planned_documents]
     planned = sum(len(texts) for texts in per_document)
     result = IngestResult(documents=len(per_document), planned_chunks=planned)
     log(f"ingest 1×: {len(per_document)} documents plan to {planned} chunks")
@@ -130,6 +144,9 @@ def run(*, corpus_1x: Path, corpus_10x: Path, embedder: Embedder, log: Log) -> I
         rate = raw_embedding_rate(per_document, embedder)
         result.raw_rates.append(rate)
         log(f"raw embedding {round_number + 1}/{RAW_RUNS}: {rate:.1f} chunks/s")
+        concepts = concept_extraction_rate([chunk for chunks in planned_documents for chunk in chunks])
+        result.concept_rates.append(concepts)
+        log(f"concept extraction {round_number + 1}/{RAW_RUNS}: {concepts:.0f} chunks/s")
         if round_number == RAW_RUNS - 1:
             break
         database.reset()

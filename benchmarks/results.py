@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from benchmarks.peers_results import PeersResult
 
 INGEST_RATIO_TARGET = 0.8
+# Concept extraction runs on every chunk ingest writes: at least this many chunks a CPU second.
+CONCEPT_RATE_TARGET = 200
 # End to end against the same ingest with the documents embedded on torch (the encoder before int8).
 INGEST_SPEEDUP_TARGET = 2.5
 SEARCH_TARGET_CHUNKS = 100_000
@@ -80,12 +82,19 @@ class IngestResult:
     runs_1x: list[IngestRun] = field(default_factory=list)
     # The same 1x ingest with the documents embedded on torch, each run right after one of runs_1x.
     torch_runs_1x: list[IngestRun] = field(default_factory=list)
+    # Concept extraction alone (the graph's, run on every chunk ingest writes), chunks per CPU
+    # second, measured beside each raw embedding run.
+    concept_rates: list[float] = field(default_factory=list)
     # The 10x corpus runs twice; the last run stays as the search benchmark's real chunks.
     runs_10x: list[IngestRun] = field(default_factory=list)
 
     @property
     def raw_median(self) -> float:
         return median(self.raw_rates)
+
+    @property
+    def concept_median(self) -> float:
+        return median(self.concept_rates) if self.concept_rates else math.nan
 
     @property
     def e2e_median(self) -> float:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from mnemosyne.graph.concepts import (
@@ -151,17 +149,6 @@ def test_query_concepts_of_stop_words_only_are_empty() -> None:
 
 def test_concepts_are_values() -> None:
     assert Concept("a b", "A b", 1.0) == Concept("a b", "A b", 1.0)
-
-
-def test_extraction_handles_at_least_200_chunks_of_200_words_a_second() -> None:
-    words = (NEURAL + " Transformers replaced recurrent models for machine translation. ").split()
-    chunks = [" ".join((words * 5)[offset : offset + 200]) for offset in range(50)]
-    extract_concepts(chunks[0])  # warm the caches
-    started = time.process_time()
-    for chunk in chunks:
-        extract_concepts(chunk)
-    elapsed = time.process_time() - started
-    assert len(chunks) / elapsed >= 200, f"{len(chunks) / elapsed:.0f} chunks/s"
 
 
 def test_no_phrase_runs_across_a_heading_or_a_paragraph_break() -> None:
