@@ -291,7 +291,7 @@ def test_random_documents_keep_every_invariant(seed: int) -> None:
     assert_invariants(text, chunks, max_tokens, markdown=markdown)
 
 
-def test_a_megabyte_of_markdown_chunks_in_well_under_a_second() -> None:
+def test_a_megabyte_of_markdown_chunks_in_linear_time_not_quadratic() -> None:
     rng = random.Random(7)
     parts: list[str] = []
     while sum(map(len, parts)) < 1_000_000:
@@ -299,8 +299,9 @@ def test_a_megabyte_of_markdown_chunks_in_well_under_a_second() -> None:
     text = normalise_text("\n\n".join(parts))
     started = time.perf_counter()
     chunks = chunk(text, max_tokens=256, overlap_tokens=32)
-    # Generous bound so a busy machine does not fail the test; typical runs take a fraction of it.
-    assert time.perf_counter() - started < 2.0
+    # A guard against work quadratic in the text (minutes for a megabyte), not a speed target: it
+    # takes about 0.2 s here, and the bound leaves a busy machine fifty times that.
+    assert time.perf_counter() - started < 10.0
     assert chunks[-1].char_end == len(text)
 
 
