@@ -146,7 +146,7 @@ def run(*, corpus_1x: Path, corpus_10x: Path, embedder: Embedder, log: Log) -> I
         log(f"raw embedding {round_number + 1}/{RAW_RUNS}: {rate:.1f} chunks/s")
         concepts = concept_extraction_rate([chunk for chunks in planned_documents for chunk in chunks])
         result.concept_rates.append(concepts)
-        log(f"concept extraction {round_number + 1}/{RAW_RUNS}: {concepts:.0f} chunks/s")
+        log(f"concept extraction {round_number + 1}/{RAW_RUNS}: {concepts:.0f} chunks a CPU second")
         if round_number == RAW_RUNS - 1:
             break
         database.reset()
