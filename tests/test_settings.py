@@ -266,6 +266,21 @@ def test_a_fresh_checkout_gets_a_local_settings_file_that_later_runs_reuse(tmp_p
     assert json.loads(exported.stdout.strip().splitlines()[-1])[1] == "from-the-environment"
 
 
+def test_tuning_in_the_local_settings_file_sets_every_tuned_setting(tmp_path: Path) -> None:
+    """TUNING in `.env` counts as if exported, for the knobs of every part of the settings."""
+    env_file = tmp_path / ".env"
+    env_file.write_text(
+        "DEBUG=true\nSECRET_KEY=from-the-file\nTUNING=hnsw_ef_search=321,replica_retry_seconds=77\n"
+    )
+    code = (
+        "import json, mnemosyne, mnemosyne.project.settings as s; "
+        "print(json.dumps([s.SEARCH_HNSW_EF_SEARCH, s.DATABASE_REPLICA_RETRY_SECONDS]))"
+    )
+    result = import_settings({"DEBUG": None, "MNEMOSYNE_ENV_FILE": str(env_file)}, code=code)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == [321, 77]
+
+
 def test_a_production_start_without_a_key_refuses_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
     env_file = tmp_path / ".env"
     changes: dict[str, str | None] = {

@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 from mnemosyne.project import tuning
 from mnemosyne.project.env import envbool, envchoice, envcounts, envfloat, envint, envlist, envstr
 
-_TUNED = tuning.from_environment()
+_TUNED = tuning.from_environment()  # as settings.py read it
 
 MCP_REQUIRE_AUTH = envbool("MCP_REQUIRE_AUTH", True)
 # Origins a browser-based MCP client may send (DNS-rebinding check);

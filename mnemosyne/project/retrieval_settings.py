@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from mnemosyne.project import tuning
 from mnemosyne.project.env import envbool, envchoice, envfloat, envint, envstr
 
-_TUNED = tuning.from_environment()
+_TUNED = tuning.from_environment()  # as settings.py read it
 
 CHUNK_STORE = envchoice("CHUNK_STORE", "filesystem", ("filesystem", "s3"))
 # S3-compatible object storage (AWS S3, MinIO, R2) when CHUNK_STORE=s3. Credentials come from

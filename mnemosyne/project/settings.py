@@ -22,10 +22,11 @@ from mnemosyne.project.database import (
 from mnemosyne.project.env import envbool, envchoice, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-# Tuning internals (project/tuning.py): one variable, TUNING="key=value,…", sets any of them; each
-# is read below as the setting it has always been.
-TUNED = tuning.from_environment()
 LOCAL_SETTINGS_FILE = local_settings.load()
+# Tuning internals (project/tuning.py): one variable, TUNING="key=value,…", sets any of them; each
+# is read below, and in the two parts, as the setting it has always been. Read once the local
+# settings file has been, like every other variable.
+TUNED = tuning.from_environment()
 
 DEBUG = envbool("DEBUG", False)
 

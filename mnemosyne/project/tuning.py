@@ -11,6 +11,7 @@ these replaced, still set, is refused at start with the key to use instead: neve
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
@@ -158,8 +159,10 @@ def read_tuning(raw: str | None) -> dict[str, int | float]:
     return values
 
 
+@functools.cache
 def from_environment() -> dict[str, int | float]:
-    """read_tuning of TUNING, after refusing the variables the knobs replaced."""
+    """read_tuning of TUNING, after refusing the variables the knobs replaced. Read once a process:
+    settings.py asks first, after the local settings file, and its two parts get the same values."""
     for key, knob in KNOBS.items():
         old = os.environ.get(knob.setting, "").strip()
         if old:
