@@ -41,7 +41,6 @@ from mnemosyne.library.models import Chunk, Collection, EmbeddingStatus, Item
 from mnemosyne.library.services import ensure_collection
 
 Log = Callable[[str], None]
-ROOT = Path(__file__).resolve().parent.parent
 
 CLIENTS = 50
 CPU_CALLS = 200
