@@ -81,7 +81,7 @@ def run(
     # last, stays whole.
     prewarmed = (
         "posting_by_term_impact",
-        "posting_by_chunk",
+        "posting_by_chunk_term",
         "library_chunk",
         vector_models.index_name(embedder.dim),
     )

@@ -119,8 +119,9 @@ def fulltext_leg(
     Each query term contributes its SEARCH_BM25_TERM_POSTINGS strongest postings (by impact,
     read in index order), so the cost is bounded by the query, not by the corpus: a chunk
     outside a very common term's strongest postings misses only that term's small share.
-    The best SEARCH_BM25_RESCORE chunks are then scored again from all their postings — unless no
-    term has more postings than were read, when their scores are exact already.
+    The best SEARCH_BM25_RESCORE chunks are then scored exactly: what the terms whose every posting
+    was read gave them is summed already, and each candidate's postings of the other terms are
+    looked up.
     A query of up to OPERATOR_MAX_QUERY_CHARS using websearch operators (phrases, -exclusion,
     OR) also has to match them. Where each chunk found is goes into `located`, when given.
     """
@@ -147,7 +148,9 @@ def fulltext_leg(
         matching = f"WHERE p.chunk_id IN (SELECT id FROM library_chunk WHERE {matches})"
     sql = f"""{query_terms.SQL}
         , candidates AS (
-            SELECT p.chunk_id, {_SCORE} AS score
+            SELECT p.chunk_id, {_SCORE} AS score,
+                   -- What of the score is exact already: the terms whose every posting was read.
+                   sum({TERM_SCORE}) FILTER (WHERE q.df <= %(per_term)s) AS exact
             FROM query_terms q
             CROSS JOIN LATERAL (
                 SELECT p.chunk_id, p.tf, p.dl
@@ -160,31 +163,27 @@ def fulltext_leg(
             GROUP BY p.chunk_id
             ORDER BY score DESC, p.chunk_id
             LIMIT %(rescore)s
-        ), whole AS (
-            -- No term has more postings than were read of it: the candidates' scores are exact.
-            SELECT coalesce(bool_and(df <= %(per_term)s), true) AS read FROM query_terms
-        )
-        , best AS (
-        SELECT chunk_id, score FROM (
-            SELECT c.chunk_id, c.score FROM candidates c WHERE (SELECT read FROM whole)
-            UNION ALL
-            SELECT c.chunk_id, {_SCORE} AS score
-            FROM candidates c
-            -- Each candidate's own postings, a few hundred rows in all, read from posting_by_chunk
-            -- alone (it covers term, tf and dl: the postings' heap stays unread). Joined the
-            -- other way the planner reads every posting of the query's terms, 500,000 rows for ten
-            -- terms at a million chunks. OFFSET 0 keeps the subquery per candidate.
-            CROSS JOIN LATERAL (
-                SELECT p.term_id, p.tf, p.dl FROM library_posting p WHERE p.chunk_id = c.chunk_id OFFSET 0
-            ) p
-            JOIN query_terms q ON q.id = p.term_id
-            WHERE NOT (SELECT read FROM whole)
-            GROUP BY c.chunk_id
-        ) scored
-        -- Chunks of equal score (copies) in chunk order: the float sum's last bits depend on the
-        -- order its rows come in, which is the plan's.
-        ORDER BY round(score::numeric, 9) DESC, chunk_id
-        LIMIT %(limit)s
+        ), best AS (
+            SELECT chunk_id, score FROM (
+                SELECT c.chunk_id, coalesce(c.exact, 0) + coalesce((
+                    -- The terms with more postings than were read: each candidate's postings of
+                    -- them, one probe of posting_by_chunk_term (chunk, term) a candidate, the
+                    -- index alone (it covers tf and dl: the postings' heap stays unread); a
+                    -- subquery per candidate, never a read of those terms' whole posting lists.
+                    -- Nothing to look up when no term was cut.
+                    SELECT {_SCORE}
+                    FROM library_posting p JOIN query_terms q ON q.id = p.term_id
+                    WHERE p.chunk_id = c.chunk_id
+                      AND p.term_id = ANY ((
+                          SELECT array_agg(id) FROM query_terms WHERE df > %(per_term)s
+                      )::bigint[])
+                ), 0) AS score
+                FROM candidates c
+            ) scored
+            -- Chunks of equal score (copies) in chunk order: the float sum's last bits depend on
+            -- the order its rows come in, which is the plan's.
+            ORDER BY round(score::numeric, 9) DESC, chunk_id
+            LIMIT %(limit)s
         )
         -- Where the chunks kept are (the chunks' rows read for those alone).
         SELECT best.chunk_id, best.score, {_LOCATION}

@@ -98,7 +98,7 @@ def test_scores_are_bm25_from_the_current_corpus_statistics(settings: Settings) 
 
 
 def test_rescoring_reads_the_candidates_postings_from_the_per_chunk_index_alone() -> None:
-    """The postings' heap stays unread by a search: posting_by_chunk covers what rescoring reads."""
+    """The postings' heap stays unread by a search: posting_by_chunk_term covers what rescoring reads."""
     add_chunks(TEXTS)
     plans: list[str] = []
 
@@ -120,8 +120,8 @@ def test_rescoring_reads_the_candidates_postings_from_the_per_chunk_index_alone(
             found = legs.fulltext_leg("glacier meltwater lake", legs.Filters(), 10)
     assert found
     (plan,) = plans
-    assert "Index Only Scan using posting_by_chunk" in plan, plan
-    assert "Index Scan using posting_by_chunk" not in plan, plan
+    assert "Index Only Scan using posting_by_chunk_term" in plan, plan
+    assert "Index Scan using posting_by_chunk_term" not in plan, plan
 
 
 def test_deleting_chunks_updates_document_frequencies_and_lengths(settings: Settings) -> None:

@@ -248,6 +248,7 @@ class Posting(models.Model):
             ),
             # Covering: the full-text leg rescores its candidates from this index alone, so a
             # search never reads the postings' heap (4.8 GiB at a million chunks), whose pages
-            # the index-ordered reads leave cold.
-            models.Index(fields=["chunk"], include=["term", "tf", "dl"], name="posting_by_chunk"),
+            # the index-ordered reads leave cold. Keyed by chunk, then term: a candidate's
+            # postings of a few terms are one probe, not a read of all its postings.
+            models.Index(fields=["chunk", "term"], include=["tf", "dl"], name="posting_by_chunk_term"),
         ]
