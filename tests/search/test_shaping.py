@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from mnemosyne.search import shaping
 from mnemosyne.search.shaping import (
     collapse_near_duplicates,
     estimate_tokens,
@@ -133,9 +134,20 @@ def pairwise_collapse(texts: list[str], threshold: float = 0.8) -> tuple[list[in
     return kept, folded
 
 
-def test_collapsing_through_the_shingle_index_matches_the_pairwise_definition() -> None:
+# Both ways of counting the pairs' shared shingles: listed from the runs of equal hashes (a
+# search's head), and the sparse product (many copies of one text).
+both_counts = pytest.mark.parametrize("run_pairs", [shaping.RUN_PAIRS, 0], ids=["runs", "product"])
+
+
+@both_counts
+def test_collapsing_through_the_shingle_index_matches_the_pairwise_definition(
+    run_pairs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shaping, "RUN_PAIRS", run_pairs)
     rng = random.Random(7)
+    # Words in ASCII texts and in others, cased and punctuated: the same word is one word in both.
     words = ["tide", "flood", "ebb", "river", "delta", "silt", "barrage", "turbine", "sluice", "lock"]
+    words += ["Zürich", "naïve", "TIDE,", "flood—ebb", "snake_case", "42", "Ébb"]
     for _ in range(300):
         base = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 14))) for _ in range(6)]
         # Near copies of a few texts, some empty ones, and unrelated ones, in any order.
@@ -144,7 +156,11 @@ def test_collapsing_through_the_shingle_index_matches_the_pairwise_definition() 
         assert collapse_near_duplicates(texts) == pairwise_collapse(texts)
 
 
-def test_collapsing_abstract_sized_texts_matches_the_pairwise_definition_at_any_threshold() -> None:
+@both_counts
+def test_collapsing_abstract_sized_texts_matches_the_pairwise_definition_at_any_threshold(
+    run_pairs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shaping, "RUN_PAIRS", run_pairs)
     # Texts of a search's length (60-90 words) and near copies of them with words dropped, as
     # indexes of revised documents hold: the prefix filter must find every similar kept text.
     rng = random.Random(11)
