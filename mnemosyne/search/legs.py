@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -258,17 +259,18 @@ def graph_leg(query: str, filters: Filters, limit: int) -> list[tuple[int, float
     return found
 
 
-# What a hit shows and cites (hits.HitChunk's fields, by name); an item's metadata and a chunk's
-# tsvector stay in the database, and so does its vector unless asked for.
+# What a hit shows and cites: the positional fields of hits.HitChunk, HitItem and Named, in their
+# order (an item's metadata and a chunk's tsvector stay in the database, and so does its vector
+# unless asked for). A row holds them in this order, so each is built from a slice of it.
 _HIT_COLUMNS = {
-    "c": (
-        "id", "uid", "ordinal", "kind", "mime_type", "image_key", "text_preview", "section_path", "page",
-        "page_end", "ocr_confidence", "char_start", "char_end", "token_count", "storage_key",
-    ),
-    "i": ("id", "uid", "title", "source", "item_type"),
-    "o": ("id", "uid", "name"),
-    "l": ("id", "uid", "name"),
-}  # fmt: skip
+    "c": tuple(column.name for column in fields(HitChunk) if not column.kw_only),
+    "i": tuple(column.name for column in fields(HitItem)),
+    "o": tuple(column.name for column in fields(Named)),
+    "l": tuple(column.name for column in fields(Named)),
+}
+_BOUNDS = list(itertools.accumulate(map(len, _HIT_COLUMNS.values()), initial=0))
+_CHUNK, _ITEM, _COLLECTION, _LIBRARY = itertools.starmap(slice, itertools.pairwise(_BOUNDS))
+_EMBEDDING = _BOUNDS[-1]
 _HIT_FROM = """
     FROM library_chunk c
     JOIN library_item i ON i.id = c.item_id
@@ -289,20 +291,15 @@ def hydrate(ids: Sequence[int], *, with_embeddings: bool = False) -> dict[int, H
         return {}
     with prepared.cursor(reading()) as cursor:
         cursor.execute(_HIT_SQL_WITH_EMBEDDINGS if with_embeddings else _HIT_SQL, [list(ids)])
-        names = [column.name for column in cursor.description]
-        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-    def of(table: str, row: dict[str, Any]) -> dict[str, Any]:
-        return {name: row[f"{table}_{name}"] for name in _HIT_COLUMNS[table]}
-
+        rows = cursor.fetchall()
     chunks: dict[int, HitChunk] = {}
     for row in rows:
-        vector = row.get("c_embedding")
-        chunks[row["c_id"]] = HitChunk(
-            **of("c", row),
-            item=HitItem(**of("i", row)),
-            collection=Named(**of("o", row)),
-            library=Named(**of("l", row)),
+        vector = row[_EMBEDDING] if with_embeddings else None
+        chunks[row[0]] = HitChunk(
+            *row[_CHUNK],
+            item=HitItem(*row[_ITEM]),
+            collection=Named(*row[_COLLECTION]),
+            library=Named(*row[_LIBRARY]),
             embedding=None if vector is None else np.asarray(vector, dtype=np.float32),
         )
     return chunks
