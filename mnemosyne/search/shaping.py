@@ -64,7 +64,8 @@ def collapse_near_duplicates(
     hashes, rows = hashes[first], rows[first]
     sizes = np.bincount(rows, minlength=count)
     # Texts sharing a shingle are one run of equal hashes, in ascending order.
-    starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
+    run_starts = np.r_[True, hashes[1:] != hashes[:-1]]
+    starts = np.flatnonzero(run_starts)
     ends = np.r_[starts[1:], len(hashes)]
     later_in_run = np.repeat(ends, ends - starts) - np.arange(len(hashes)) - 1
     kept: list[int] = []
@@ -81,7 +82,7 @@ def collapse_near_duplicates(
             )
 
     else:
-        similar = _similar_by_product(hashes, rows, sizes, threshold).tolist()
+        similar = _similar_by_product(np.cumsum(run_starts) - 1, rows, sizes, threshold).tolist()
 
         def first_similar(index: int) -> int | None:
             return next((kept_index for kept_index in kept if similar[index][kept_index]), None)
@@ -123,11 +124,11 @@ def _similar_in_runs(
 
 
 def _similar_by_product(
-    hashes: np.ndarray, rows: np.ndarray, sizes: np.ndarray, threshold: float
+    columns: np.ndarray, rows: np.ndarray, sizes: np.ndarray, threshold: float
 ) -> np.ndarray:
-    """Which texts are similar, as a matrix, from the texts-by-shingles matrix times its transpose
-    (scipy's sparse product): for many copies of one text, whose pairs would be too many to list."""
-    columns = np.cumsum(np.r_[0, hashes[1:] != hashes[:-1]])
+    """Which texts are similar, as a matrix, from the texts-by-shingles matrix (each text's row
+    and its shingle's column) times its transpose (scipy's sparse product): for many copies of
+    one text, whose pairs would be too many to list."""
     membership = sparse.csr_array(
         (np.ones(len(rows), dtype=np.int32), (rows, columns)), shape=(len(sizes), int(columns[-1]) + 1)
     )
@@ -180,14 +181,10 @@ def _shingle_hashes(texts: Sequence[str], size: int = SHINGLE_WORDS) -> tuple[np
     first_words = np.repeat(starts - np.cumsum(runs) + runs, runs) + np.arange(int(runs.sum()))
     run_widths = widths[rows]
     hashes = word_hashes[first_words]
-    full = bool((run_widths == size).all())
     with np.errstate(over="ignore"):
         for offset in range(1, size):
-            if full:
-                hashes = hashes * _MIX + word_hashes[first_words + offset]
-            else:
-                longer = run_widths > offset
-                hashes[longer] = hashes[longer] * _MIX + word_hashes[first_words[longer] + offset]
+            longer = run_widths > offset
+            hashes[longer] = hashes[longer] * _MIX + word_hashes[first_words[longer] + offset]
     return rows, hashes
 
 
