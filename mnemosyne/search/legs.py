@@ -149,12 +149,14 @@ def fulltext_leg(
         matching = f"WHERE p.chunk_id IN (SELECT id FROM library_chunk WHERE {matches})"
     sql = f"""{query_terms.SQL}
         , candidates AS (
-            SELECT p.chunk_id, {_SCORE} AS score,
+            SELECT p.chunk_id, sum(p.score) AS score,
                    -- What of the score is exact already: the terms whose every posting was read.
-                   sum({TERM_SCORE}) FILTER (WHERE q.df <= %(per_term)s) AS exact
+                   sum(p.score) FILTER (WHERE q.df <= %(per_term)s) AS exact
             FROM query_terms q
             CROSS JOIN LATERAL (
-                SELECT p.chunk_id, p.tf, p.dl
+                -- Each posting's share computed once, as it is read (a subquery with a LIMIT is
+                -- not merged into the query: its output is what both sums add up).
+                SELECT p.chunk_id, {TERM_SCORE} AS score
                 FROM library_posting p
                 WHERE p.term_id = q.id {where}
                 ORDER BY p.impact DESC
@@ -180,6 +182,9 @@ def fulltext_leg(
                       )::bigint[])
                 ), 0) AS score
                 FROM candidates c
+                -- A fence: merged into the query, each kept row's score would be looked up again
+                -- for the SELECT list after the sort had looked it up for the ORDER BY.
+                OFFSET 0
             ) scored
             -- Chunks of equal score (copies) in chunk order: the float sum's last bits depend on
             -- the order its rows come in, which is the plan's.
