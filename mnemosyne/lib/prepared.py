@@ -9,8 +9,10 @@ library; a search's few fixed statements together about 0.9 ms of the database's
 over a psycopg cursor that binds on the server and prepares what it runs: PostgreSQL keeps the
 statement for the connection's life, and after five custom plans it reuses a generic one when that
 is not dearer (plan_cache_mode). For statements whose plan shape their text fixes — not for the
-vector leg, whose plan depends on how many chunks its filters leave. Parameters then travel typed:
-a text value is sent as `unknown` (the statement casts it), integers as the smallest integer type.
+vector leg, whose plan depends on how many chunks its filters leave: `cursor(alias, prepare=False)`
+binds on the server without preparing, so that its query vector travels in pgvector's binary form
+(library/vector_models.query_vector). Parameters then travel typed: a text value is sent as
+`unknown` (the statement casts it), integers as the smallest integer type.
 
 Sessions behind a pooler in transaction mode cannot keep prepared statements; operations.md asks
 for session pooling, and `DATABASE_PREPARED_STATEMENTS=false` turns this off.
@@ -38,8 +40,10 @@ class _Preparing(psycopg.Cursor[Any]):
         return super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
 
 
-def cursor(alias: str) -> CursorWrapper:
-    """A cursor on `alias` whose statements are prepared (Django's ordinary one when turned off)."""
+def cursor(alias: str, *, prepare: bool = True) -> CursorWrapper:
+    """A cursor on `alias` that binds on the server and prepares what it runs (Django's ordinary
+    one when turned off). Without `prepare`, its statements are planned each time, for their
+    values — the vector leg's — and their parameters still travel apart from their text, typed."""
     connection = connections[alias]
     if not settings.DATABASE_PREPARED_STATEMENTS:
         return connection.cursor()
@@ -49,7 +53,7 @@ def cursor(alias: str) -> CursorWrapper:
     if database.prepare_threshold is None:
         database.prepare_threshold = _ONLY_WHEN_ASKED
     # Django's stubs type the argument as its own wrapper; it is the database's cursor.
-    raw: Any = _Preparing(database)
+    raw: Any = _Preparing(database) if prepare else psycopg.Cursor(database)
     if connection.queries_logged:
         return connection.make_debug_cursor(raw)
     return connection.make_cursor(raw)

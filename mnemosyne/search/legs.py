@@ -32,8 +32,10 @@ from mnemosyne.search.units import Located
 def vector_leg(
     vector: Sequence[float], filters: Filters, limit: int, *, located: dict[int, Located] | None = None
 ) -> list[tuple[int, float]]:
-    """HNSW cosine search; the query vector is a bound parameter so the index is used. Where each
-    chunk found is goes into `located`, when given (read from the rows the scan reads anyway)."""
+    """HNSW cosine search; the query vector is a bound parameter so the index is used, sent in
+    binary and planned each time (not prepared: the plan depends on how many chunks the filters
+    leave). Where each chunk found is goes into `located`, when given (read from the rows the scan
+    reads anyway)."""
     where, params = filters.chunk_sql()
     dimensions = len(vector)
     # The partial HNSW index of this dimension (vector_models.ensure_index) serves this query: the
@@ -46,10 +48,10 @@ def vector_leg(
         ORDER BY distance
         LIMIT %(limit)s
     """
-    with connections[reading()].cursor() as cursor:
+    with prepared.cursor(reading(), prepare=False) as cursor:
         _hnsw_session_settings(cursor)
-        values: dict[str, Any] = {"vector": vector_models.vector_text(vector), "limit": limit} | params
-        cursor.execute(sql, values)
+        values: dict[str, Any] = {"vector": vector_models.query_vector(cursor, vector), "limit": limit}
+        cursor.execute(sql, values | params)
         rows = cursor.fetchall()
     _keep_locations(rows, located)
     # relaxed_order may return neighbours slightly out of order.
