@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import connections
 
+from mnemosyne.lib import prepared
 from mnemosyne.lib.replicas import reading
 from mnemosyne.library import vector_models
 from mnemosyne.library.models import ChunkKind
@@ -37,8 +38,8 @@ def vector_in(vector: Sequence[float], item_ids: list[int], limit: int, *, inclu
         ORDER BY (c.embedding::vector({dimensions}) <=> %(vector)s::vector({dimensions})) + 0, c.id
         LIMIT %(limit)s
     """
-    values: dict[str, Any] = {"vector": vector_models.vector_text(vector), "items": item_ids, "limit": limit}
-    with connections[reading()].cursor() as cursor:
+    with prepared.cursor(reading(), prepare=False) as cursor:
+        values = {"vector": vector_models.query_vector(cursor, vector), "items": item_ids, "limit": limit}
         cursor.execute(sql, values)
         return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in cursor.fetchall()]
 

@@ -11,7 +11,8 @@ from pgvector import Vector
 
 from mnemosyne.embedding import Embedder
 from mnemosyne.lib import prepared
-from mnemosyne.search import legs
+from mnemosyne.library.models import Item
+from mnemosyne.search import document_legs, legs
 from tests.conftest import ingest_fixture_docs
 
 pytestmark = pytest.mark.django_db
@@ -57,12 +58,17 @@ def test_the_query_vector_travels_in_binary_and_answers_as_its_text_form(
             sent.append(params["vector"])
         return execute(sql, params, many, context)
 
+    items = list(Item.objects.filter(collection__library=library).values_list("id", flat=True))
     found = {}
     for binding in (False, True, True):
         settings.DATABASE_PREPARED_STATEMENTS = binding
         with connection.execute_wrapper(record):
-            found[binding] = legs.vector_leg(vector, legs.Filters(library_id=library.pk), 5)
-    assert found[False] and found[True] == found[False]
-    assert isinstance(sent[0], str)
-    assert all(isinstance(value, Vector) for value in sent[1:])
-    assert sent[1].to_list() == sent[2].to_list() == np.asarray(vector, dtype=np.float32).tolist()
+            found[binding] = (
+                legs.vector_leg(vector, legs.Filters(library_id=library.pk), 5),
+                # The named documents' vector leg (document_legs.py) sends its vector the same way.
+                document_legs.vector_in(vector, items, 5, include_images=True),
+            )
+    assert all(found[False]) and found[True] == found[False]
+    assert [type(value) for value in sent] == [str, str] + [Vector] * 4
+    as_float32 = np.asarray(vector, dtype=np.float32).tolist()
+    assert all(value.to_list() == as_float32 for value in sent[2:])
